@@ -1,0 +1,108 @@
+package capture
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// capturesDir is the shared folder of public sample captures, beside the
+// repository. Tests that need it skip when it is absent; captures are never
+// copied into the repository.
+const capturesDir = "../../../shared/captures"
+
+func sampleCapture(t *testing.T, name string) string {
+	t.Helper()
+	p := filepath.Join(capturesDir, name)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("sample capture %s not available (%v); these tests need ../shared/captures beside the repository", p, err)
+	}
+	return p
+}
+
+func needTshark(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("tshark")
+	if err != nil {
+		t.Skip("tshark not installed; install the Debian package tshark to run this cross-check")
+	}
+	return p
+}
+
+// tsharkFields runs tshark -T fields on file and returns one row per frame.
+func tsharkFields(t *testing.T, file string, prefs []string, fields ...string) [][]string {
+	t.Helper()
+	bin := needTshark(t)
+	args := []string{"-n", "-r", file, "-T", "fields", "-E", "separator=/t"}
+	for _, p := range prefs {
+		args = append(args, "-o", p)
+	}
+	for _, f := range fields {
+		args = append(args, "-e", f)
+	}
+	cmd := exec.Command(bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("tshark %v: %v\n%s", args, err, stderr.String())
+	}
+	var rows [][]string
+	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		rows = append(rows, strings.Split(line, "\t"))
+	}
+	return rows
+}
+
+// splitList splits tshark's comma-separated repeated field values.
+func splitList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+func atou(t *testing.T, s string) uint64 {
+	t.Helper()
+	v, err := strconv.ParseUint(s, 0, 64)
+	if err != nil {
+		t.Fatalf("tshark value %q: %v", s, err)
+	}
+	return v
+}
+
+// readAll returns every message of a capture and fails on any error.
+func readAll(t *testing.T, r *Reader) []Message {
+	t.Helper()
+	var msgs []Message
+	for {
+		m, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return msgs
+		}
+		if err != nil {
+			t.Fatalf("Next: %v", err)
+		}
+		msgs = append(msgs, m)
+	}
+}
+
+func openAll(t *testing.T, path string, opts ...Option) ([]Message, Stats) {
+	t.Helper()
+	r, err := Open(path, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	msgs := readAll(t, r)
+	return msgs, r.Stats()
+}
