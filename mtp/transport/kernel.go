@@ -1,0 +1,166 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"syscall"
+
+	"github.com/ishidawataru/sctp"
+)
+
+var (
+	kernelOnce sync.Once
+	kernelErr  error
+)
+
+// KernelAvailable probes once for kernel SCTP by opening and closing an SCTP
+// socket. It returns ErrKernelSCTPUnavailable (wrapping the errno) if absent.
+func KernelAvailable() error {
+	kernelOnce.Do(func() {
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, syscall.IPPROTO_SCTP)
+		if err != nil {
+			kernelErr = fmt.Errorf("%w: %w", ErrKernelSCTPUnavailable, err)
+			return
+		}
+		_ = syscall.Close(fd)
+	})
+	return kernelErr
+}
+
+func sctpAddr(a netip.AddrPort) *sctp.SCTPAddr {
+	return &sctp.SCTPAddr{IPAddrs: []net.IPAddr{{IP: a.Addr().AsSlice()}}, Port: int(a.Port())}
+}
+
+func dialKernel(ctx context.Context, remote netip.AddrPort, o *options) (Conn, error) {
+	if err := KernelAvailable(); err != nil {
+		return nil, err
+	}
+	var laddr *sctp.SCTPAddr
+	if o.local.IsValid() {
+		laddr = sctpAddr(o.local)
+	}
+	type res struct {
+		c   *sctp.SCTPConn
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		c, err := sctp.DialSCTPExt("sctp", laddr, sctpAddr(remote),
+			sctp.InitMsg{NumOstreams: o.streams, MaxInstreams: o.streams})
+		ch <- res{c, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, r.err
+		}
+		return newKernelConn(r.c, o)
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.c != nil {
+				_ = r.c.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+type kernelListener struct {
+	ln *sctp.SCTPListener
+	o  *options
+}
+
+func listenKernel(local netip.AddrPort, o *options) (Listener, error) {
+	if err := KernelAvailable(); err != nil {
+		return nil, err
+	}
+	ln, err := sctp.ListenSCTPExt("sctp", sctpAddr(local),
+		sctp.InitMsg{NumOstreams: o.streams, MaxInstreams: o.streams})
+	if err != nil {
+		return nil, err
+	}
+	return &kernelListener{ln: ln, o: o}, nil
+}
+
+func (l *kernelListener) Accept(ctx context.Context) (Conn, error) {
+	stop := context.AfterFunc(ctx, func() { _ = l.ln.Close() })
+	defer stop()
+	c, err := l.ln.AcceptSCTP()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	return newKernelConn(c, l.o)
+}
+
+func (l *kernelListener) Addr() netip.AddrPort { return addrPortOf(l.ln.Addr()) }
+func (l *kernelListener) Close() error         { return l.ln.Close() }
+
+// kernelConn is a Conn on a kernel SCTP socket (one-to-one style).
+type kernelConn struct {
+	c       *sctp.SCTPConn
+	streams uint16
+	wmu     sync.Mutex
+}
+
+func newKernelConn(c *sctp.SCTPConn, o *options) (Conn, error) {
+	if err := c.SubscribeEvents(sctp.SCTP_EVENT_DATA_IO); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	_ = c.SetReadBuffer(o.socketBuffer)
+	_ = c.SetWriteBuffer(o.socketBuffer)
+	return &kernelConn{c: c, streams: o.streams}, nil
+}
+
+func (k *kernelConn) ReadMsg(b []byte) (int, uint16, uint32, error) {
+	n, info, err := k.c.SCTPRead(b)
+	if err != nil {
+		if errors.Is(err, syscall.EBADF) {
+			return 0, 0, 0, ErrClosed
+		}
+		return 0, 0, 0, err
+	}
+	if n == 0 {
+		return 0, 0, 0, ErrClosed
+	}
+	if info == nil {
+		return n, 0, 0, nil
+	}
+	return n, info.Stream, ntohl(info.PPID), nil
+}
+
+func (k *kernelConn) WriteMsg(b []byte, stream uint16, ppid uint32) error {
+	if stream >= k.streams {
+		return ErrStreamNumber
+	}
+	_, err := k.c.SCTPWrite(b, &sctp.SndRcvInfo{Stream: stream, PPID: ntohl(ppid)})
+	return err
+}
+
+// ntohl: the kernel carries the PPID in network order as an opaque value.
+func ntohl(v uint32) uint32 { return v>>24 | v>>8&0xff00 | v<<8&0xff0000 | v<<24 }
+
+func (k *kernelConn) OutboundStreams() uint16     { return k.streams }
+func (k *kernelConn) LocalAddr() netip.AddrPort  { return addrPortOf(k.c.LocalAddr()) }
+func (k *kernelConn) RemoteAddr() netip.AddrPort { return addrPortOf(k.c.RemoteAddr()) }
+func (k *kernelConn) Kind() Kind                 { return KindKernel }
+
+// Shutdown: close(2) on a one-to-one SCTP socket sends SHUTDOWN after the
+// queued data (no SO_LINGER set).
+func (k *kernelConn) Shutdown(ctx context.Context) error { return k.c.Close() }
+func (k *kernelConn) Close() error                       { return k.c.Close() }
+
+func addrPortOf(a net.Addr) netip.AddrPort {
+	if sa, ok := a.(*sctp.SCTPAddr); ok && sa != nil && len(sa.IPAddrs) > 0 {
+		ip, _ := netip.AddrFromSlice(sa.IPAddrs[0].IP)
+		return netip.AddrPortFrom(ip.Unmap(), uint16(sa.Port))
+	}
+	return netip.AddrPort{}
+}

@@ -1,0 +1,102 @@
+package transport
+
+import (
+	"net/netip"
+
+	"github.com/pion/logging"
+)
+
+// Defaults.
+const (
+	DefaultStreams      = 16
+	DefaultSocketBuffer = 4 << 20 // 4 MiB, per DESIGN.md; small buffers drop bursts on loopback
+	DefaultMaxMessage   = 65536
+	// DefaultMaxBuffered bounds what WriteMsg queues per stream before it
+	// blocks, so a fast writer cannot grow memory without limit.
+	DefaultMaxBuffered = 1 << 20
+)
+
+// Option configures Dial and Listen.
+type Option func(*options)
+
+type options struct {
+	streams       uint16
+	socketBuffer  int
+	maxMessage    uint32
+	maxBuffered   uint64
+	local         netip.AddrPort // dial: local bind address
+	sctpLocalPort uint16
+	sctpPeerPort  uint16
+	logger        logging.LoggerFactory
+	onResolve     func(Kind, string)
+	accept        func(remote netip.AddrPort) bool
+}
+
+func buildOptions(opts []Option) *options {
+	o := &options{
+		streams:      DefaultStreams,
+		socketBuffer: DefaultSocketBuffer,
+		maxMessage:   DefaultMaxMessage,
+		maxBuffered:  DefaultMaxBuffered,
+		logger:       quietLogger{},
+	}
+	for _, f := range opts {
+		f(o)
+	}
+	return o
+}
+
+// WithStreams sets the number of streams offered in each direction (>= 2).
+func WithStreams(n uint16) Option {
+	return func(o *options) {
+		if n >= 2 {
+			o.streams = n
+		}
+	}
+}
+
+// WithSocketBuffer sets the UDP or raw socket send and receive buffers.
+func WithSocketBuffer(bytes int) Option { return func(o *options) { o.socketBuffer = bytes } }
+
+// WithMaxBuffered bounds the bytes queued per stream before WriteMsg blocks.
+func WithMaxBuffered(bytes uint64) Option { return func(o *options) { o.maxBuffered = bytes } }
+
+// WithLocalAddr binds the dialing side to a local address (port 0: any).
+func WithLocalAddr(a netip.AddrPort) Option { return func(o *options) { o.local = a } }
+
+// WithSCTPPorts sets the SCTP ports carried in the common header when they
+// differ from the UDP ports (udp transport): local and peer. Zero keeps the
+// UDP port.
+func WithSCTPPorts(local, peer uint16) Option {
+	return func(o *options) { o.sctpLocalPort, o.sctpPeerPort = local, peer }
+}
+
+// WithLoggerFactory passes a pion logger factory (default: silent).
+func WithLoggerFactory(f logging.LoggerFactory) Option { return func(o *options) { o.logger = f } }
+
+// WithResolveHook is told which transport KindAuto chose and why.
+func WithResolveHook(f func(k Kind, why string)) Option { return func(o *options) { o.onResolve = f } }
+
+// WithAcceptFilter lets a listener drop associations from unwanted addresses
+// before any SCTP state is built for them (the INIT is silently dropped).
+func WithAcceptFilter(f func(remote netip.AddrPort) bool) Option {
+	return func(o *options) { o.accept = f }
+}
+
+// quietLogger silences pion, which logs every unparsable packet at Warn.
+type quietLogger struct{}
+
+func (quietLogger) NewLogger(string) logging.LeveledLogger { return nopLogger{} }
+
+type nopLogger struct{}
+
+func (nopLogger) Trace(string)          {}
+func (nopLogger) Tracef(string, ...any) {}
+func (nopLogger) Debug(string)          {}
+func (nopLogger) Debugf(string, ...any) {}
+func (nopLogger) Info(string)           {}
+func (nopLogger) Infof(string, ...any)  {}
+func (nopLogger) Warn(string)           {}
+func (nopLogger) Warnf(string, ...any)  {}
+func (nopLogger) Error(string)          {}
+func (nopLogger) Errorf(string, ...any) {}

@@ -1,0 +1,254 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/netip"
+	"sync"
+
+	"github.com/pion/sctp"
+)
+
+// pionConn is a Conn on a pion/sctp association. pion delivers each stream
+// separately, so one goroutine per stream feeds a single inbound queue; order
+// within a stream is kept because each stream has exactly one reader.
+type pionConn struct {
+	kind        Kind
+	assoc       *sctp.Association
+	wire        *pionWire
+	maxBuffered uint64
+	maxMessage  int
+
+	mu      sync.Mutex
+	streams map[uint16]*pionStream
+
+	in       chan inbound
+	done     chan struct{}
+	doneOnce sync.Once
+	errMu    sync.Mutex
+	err      error
+	bufs     sync.Pool
+}
+
+type pionStream struct {
+	s   *sctp.Stream
+	low chan struct{} // signalled when buffered data falls below the threshold
+}
+
+type inbound struct {
+	buf    *[]byte
+	n      int
+	stream uint16
+	ppid   uint32
+}
+
+const inboundQueue = 256
+
+var pionOptions = func(o *options, wire *pionWire, name string) []sctp.AssociationOption {
+	return []sctp.AssociationOption{
+		sctp.WithNetConn(wire),
+		sctp.WithName(name),
+		sctp.WithLoggerFactory(o.logger),
+		sctp.WithEnableInterleaving(false), // M3UA peers do not speak I-DATA
+		sctp.WithMaxReceiveBufferSize(uint32(o.socketBuffer)),
+		sctp.WithMaxMessageSize(o.maxMessage),
+	}
+}
+
+// newPionConn runs the SCTP handshake on wire as client or server.
+func newPionConn(ctx context.Context, kind Kind, wire *pionWire, client bool, o *options) (*pionConn, error) {
+	aopts := pionOptions(o, wire, kind.String())
+	var (
+		a   *sctp.Association
+		err error
+	)
+	if client {
+		copts := make([]sctp.ClientOption, len(aopts))
+		for i, x := range aopts {
+			copts[i] = x
+		}
+		a, err = sctp.ClientContext(ctx, copts...)
+	} else {
+		// pion's server handshake takes no context: close the wire to stop it.
+		stop := context.AfterFunc(ctx, func() { _ = wire.Close() })
+		sopts := make([]sctp.ServerOption, len(aopts))
+		for i, x := range aopts {
+			sopts[i] = x
+		}
+		a, err = sctp.ServerWithOptions(sopts...)
+		if !stop() && err == nil {
+			_ = a.Close()
+			err = ctx.Err()
+		}
+	}
+	if err != nil {
+		_ = wire.Close()
+		return nil, err
+	}
+	c := &pionConn{
+		kind: kind, assoc: a, wire: wire,
+		maxBuffered: o.maxBuffered, maxMessage: int(o.maxMessage),
+		streams: map[uint16]*pionStream{},
+		in:      make(chan inbound, inboundQueue),
+		done:    make(chan struct{}),
+	}
+	c.bufs.New = func() any { b := make([]byte, 2048); return &b }
+	go c.acceptLoop()
+	return c, nil
+}
+
+func (c *pionConn) acceptLoop() {
+	for {
+		s, err := c.assoc.AcceptStream()
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		c.mu.Lock()
+		if _, ok := c.streams[s.StreamIdentifier()]; !ok {
+			c.addStreamLocked(s)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// addStreamLocked registers s and starts its reader. Caller holds c.mu.
+func (c *pionConn) addStreamLocked(s *sctp.Stream) *pionStream {
+	ps := &pionStream{s: s, low: make(chan struct{}, 1)}
+	s.SetBufferedAmountLowThreshold(c.maxBuffered / 2)
+	s.OnBufferedAmountLow(func() {
+		select {
+		case ps.low <- struct{}{}:
+		default:
+		}
+	})
+	c.streams[s.StreamIdentifier()] = ps
+	go c.readStream(s)
+	return ps
+}
+
+func (c *pionConn) readStream(s *sctp.Stream) {
+	scratch := make([]byte, c.maxMessage)
+	for {
+		n, ppi, err := s.ReadSCTP(scratch)
+		if err != nil {
+			if !errors.Is(err, io.ErrShortBuffer) {
+				c.fail(err)
+				return
+			}
+			continue // cannot happen: scratch is MaxMessageSize
+		}
+		bp := c.bufs.Get().(*[]byte)
+		if cap(*bp) < n {
+			b := make([]byte, n)
+			bp = &b
+		}
+		*bp = append((*bp)[:0], scratch[:n]...)
+		select {
+		case c.in <- inbound{buf: bp, n: n, stream: s.StreamIdentifier(), ppid: uint32(ppi)}:
+		case <-c.done:
+			return
+		}
+	}
+}
+
+func (c *pionConn) fail(err error) {
+	if errors.Is(err, io.EOF) || err == nil {
+		err = ErrClosed
+	}
+	c.errMu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	c.errMu.Unlock()
+	c.doneOnce.Do(func() { close(c.done) })
+}
+
+func (c *pionConn) closeErr() error {
+	c.errMu.Lock()
+	defer c.errMu.Unlock()
+	if c.err == nil {
+		return ErrClosed
+	}
+	return c.err
+}
+
+func (c *pionConn) ReadMsg(b []byte) (int, uint16, uint32, error) {
+	var m inbound
+	select {
+	case m = <-c.in:
+	default:
+		select {
+		case m = <-c.in:
+		case <-c.done:
+			// Deliver what was queued before the association ended.
+			select {
+			case m = <-c.in:
+			default:
+				return 0, 0, 0, c.closeErr()
+			}
+		}
+	}
+	n := copy(b, (*m.buf)[:m.n])
+	if cap(*m.buf) <= 4096 {
+		c.bufs.Put(m.buf)
+	}
+	if n < m.n {
+		return n, m.stream, m.ppid, ErrShortBuffer
+	}
+	return n, m.stream, m.ppid, nil
+}
+
+func (c *pionConn) stream(id uint16) (*pionStream, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ps, ok := c.streams[id]; ok {
+		return ps, nil
+	}
+	s, err := c.assoc.OpenStream(id, sctp.PayloadProtocolIdentifier(PPIDM3UA))
+	if err != nil {
+		return nil, err
+	}
+	return c.addStreamLocked(s), nil
+}
+
+func (c *pionConn) WriteMsg(b []byte, stream uint16, ppid uint32) error {
+	if stream >= c.OutboundStreams() {
+		return ErrStreamNumber
+	}
+	ps, err := c.stream(stream)
+	if err != nil {
+		return err
+	}
+	// Backpressure: pion queues without limit when writes do not block.
+	for ps.s.BufferedAmount() > c.maxBuffered {
+		select {
+		case <-ps.low:
+		case <-c.done:
+			return c.closeErr()
+		}
+	}
+	if _, err := ps.s.WriteSCTP(b, sctp.PayloadProtocolIdentifier(ppid)); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (c *pionConn) OutboundStreams() uint16     { return c.wire.outboundStreams() }
+func (c *pionConn) LocalAddr() netip.AddrPort  { return c.wire.local }
+func (c *pionConn) RemoteAddr() netip.AddrPort { return c.wire.remote }
+func (c *pionConn) Kind() Kind                 { return c.kind }
+
+func (c *pionConn) Shutdown(ctx context.Context) error {
+	err := c.assoc.Shutdown(ctx)
+	c.fail(ErrClosed)
+	_ = c.assoc.Close()
+	return err
+}
+
+func (c *pionConn) Close() error {
+	c.fail(ErrClosed)
+	c.assoc.Abort("closed by user")
+	return c.assoc.Close()
+}

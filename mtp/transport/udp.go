@@ -1,0 +1,228 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"sync"
+)
+
+// udpDialPath is a connected UDP socket carrying one association.
+type udpDialPath struct{ c *net.UDPConn }
+
+func (p udpDialPath) readPacket(b []byte) (int, error) { return p.c.Read(b) }
+func (p udpDialPath) writePacket(b []byte) error      { _, err := p.c.Write(b); return err }
+func (p udpDialPath) close() error                    { return p.c.Close() }
+
+func dialUDP(ctx context.Context, remote netip.AddrPort, o *options) (Conn, error) {
+	var laddr *net.UDPAddr
+	if o.local.IsValid() {
+		laddr = net.UDPAddrFromAddrPort(o.local)
+	}
+	uc, err := net.DialUDP("udp", laddr, net.UDPAddrFromAddrPort(remote))
+	if err != nil {
+		return nil, err
+	}
+	setBuffers(uc, o.socketBuffer)
+	local := uc.LocalAddr().(*net.UDPAddr).AddrPort()
+	lp, pp := pick(o.sctpLocalPort, local.Port()), pick(o.sctpPeerPort, remote.Port())
+	wire := newPionWire(udpDialPath{uc}, netip.AddrPortFrom(local.Addr(), lp),
+		netip.AddrPortFrom(remote.Addr(), pp), lp, pp, o.streams)
+	return newPionConn(ctx, KindUDP, wire, true, o)
+}
+
+func pick(v, def uint16) uint16 {
+	if v != 0 {
+		return v
+	}
+	return def
+}
+
+func setBuffers(c interface {
+	SetReadBuffer(int) error
+	SetWriteBuffer(int) error
+}, n int) {
+	_ = c.SetReadBuffer(n)
+	_ = c.SetWriteBuffer(n)
+}
+
+// udpListener demultiplexes one UDP socket into associations by the peer's
+// UDP address (RFC 6951 §5.4: the UDP source port identifies the peer).
+type udpListener struct {
+	uc       *net.UDPConn
+	o        *options
+	addr     netip.AddrPort
+	sctpPort uint16
+
+	mu      sync.Mutex
+	peers   map[netip.AddrPort]*udpPeerPath
+	closed  bool
+	accepts chan Conn
+	done    chan struct{}
+	once    sync.Once
+}
+
+func listenUDP(local netip.AddrPort, o *options) (Listener, error) {
+	uc, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(local))
+	if err != nil {
+		return nil, err
+	}
+	setBuffers(uc, o.socketBuffer)
+	addr := uc.LocalAddr().(*net.UDPAddr).AddrPort()
+	l := &udpListener{
+		uc: uc, o: o, addr: addr, sctpPort: pick(o.sctpLocalPort, addr.Port()),
+		peers:   map[netip.AddrPort]*udpPeerPath{},
+		accepts: make(chan Conn, 16),
+		done:    make(chan struct{}),
+	}
+	go l.readLoop()
+	return l, nil
+}
+
+func (l *udpListener) Addr() netip.AddrPort { return netip.AddrPortFrom(l.addr.Addr(), l.sctpPort) }
+
+func (l *udpListener) Accept(ctx context.Context) (Conn, error) {
+	select {
+	case c := <-l.accepts:
+		return c, nil
+	case <-l.done:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Close stops accepting; associations already accepted stay up until their
+// own Close, but lose their socket, so close them first for a clean end.
+func (l *udpListener) Close() error {
+	l.once.Do(func() {
+		l.mu.Lock()
+		l.closed = true
+		l.mu.Unlock()
+		close(l.done)
+	})
+	return l.uc.Close()
+}
+
+func (l *udpListener) readLoop() {
+	buf := make([]byte, 1<<16)
+	for {
+		n, from, err := l.uc.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				l.mu.Lock()
+				for _, p := range l.peers {
+					p.shut()
+				}
+				l.mu.Unlock()
+				return
+			}
+			continue // ICMP errors from a vanished peer
+		}
+		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		if n < sctpCommonHeaderLen {
+			continue
+		}
+		l.dispatch(buf[:n], from)
+	}
+}
+
+func (l *udpListener) dispatch(pkt []byte, from netip.AddrPort) {
+	l.mu.Lock()
+	p, ok := l.peers[from]
+	if !ok {
+		if firstChunkType(pkt) != chunkInit || l.closed ||
+			(l.o.accept != nil && !l.o.accept(from)) {
+			l.mu.Unlock()
+			if firstChunkType(pkt) != chunkInit {
+				if a := ootbAbort(pkt); a != nil {
+					_, _ = l.uc.WriteToUDPAddrPort(a, from)
+				}
+			}
+			return
+		}
+		p = &udpPeerPath{l: l, from: from, q: make(chan []byte, 1024), done: make(chan struct{})}
+		l.peers[from] = p
+		src, _ := packetPorts(pkt)
+		go l.handshake(p, src)
+	}
+	l.mu.Unlock()
+	p.push(pkt)
+}
+
+func (l *udpListener) handshake(p *udpPeerPath, peerSCTPPort uint16) {
+	wire := newPionWire(p, netip.AddrPortFrom(l.addr.Addr(), l.sctpPort),
+		netip.AddrPortFrom(p.from.Addr(), peerSCTPPort), l.sctpPort, peerSCTPPort, l.o.streams)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-l.done:
+		case <-p.done:
+		}
+		cancel()
+	}()
+	c, err := newPionConn(ctx, KindUDP, wire, false, l.o)
+	if err != nil {
+		p.shut()
+		return
+	}
+	select {
+	case l.accepts <- c:
+	case <-l.done:
+		_ = c.Close()
+	}
+}
+
+func (l *udpListener) forget(p *udpPeerPath) {
+	l.mu.Lock()
+	if l.peers[p.from] == p {
+		delete(l.peers, p.from)
+	}
+	l.mu.Unlock()
+}
+
+// udpPeerPath is one association's share of the listener socket.
+type udpPeerPath struct {
+	l    *udpListener
+	from netip.AddrPort
+	q    chan []byte
+	done chan struct{}
+	once sync.Once
+}
+
+func (p *udpPeerPath) push(pkt []byte) {
+	b := append([]byte(nil), pkt...)
+	select {
+	case p.q <- b:
+	case <-p.done:
+	default: // queue full: drop, as a socket buffer would; SCTP retransmits
+	}
+}
+
+func (p *udpPeerPath) readPacket(b []byte) (int, error) {
+	select {
+	case pkt := <-p.q:
+		return copy(b, pkt), nil
+	case <-p.done:
+		return 0, net.ErrClosed
+	}
+}
+
+func (p *udpPeerPath) writePacket(b []byte) error {
+	select {
+	case <-p.done:
+		return net.ErrClosed
+	default:
+	}
+	_, err := p.l.uc.WriteToUDPAddrPort(b, p.from)
+	return err
+}
+
+func (p *udpPeerPath) shut() { p.once.Do(func() { close(p.done) }) }
+
+func (p *udpPeerPath) close() error {
+	p.shut()
+	p.l.forget(p)
+	return nil
+}
