@@ -43,10 +43,10 @@ type Listener interface {
 
 // Errors.
 var (
-	ErrClosed       = errors.New("transport: association closed")
-	ErrShortBuffer  = errors.New("transport: message longer than read buffer")
-	ErrUnknownKind  = errors.New("transport: unknown transport kind")
-	ErrStreamNumber = errors.New("transport: stream number beyond the negotiated outbound streams")
+	ErrClosed                = errors.New("transport: association closed")
+	ErrShortBuffer           = errors.New("transport: message longer than read buffer")
+	ErrUnknownKind           = errors.New("transport: unknown transport kind")
+	ErrStreamNumber          = errors.New("transport: stream number beyond the negotiated outbound streams")
 	ErrKernelSCTPUnavailable = errors.New(
 		"transport: the kernel has no SCTP (socket(IPPROTO_SCTP) failed); use transport \"udp\" (SCTP over UDP, RFC 6951) or \"raw\" (userspace SCTP over IP protocol 132, needs CAP_NET_RAW)")
 )

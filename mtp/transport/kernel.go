@@ -147,7 +147,7 @@ func (k *kernelConn) WriteMsg(b []byte, stream uint16, ppid uint32) error {
 // ntohl: the kernel carries the PPID in network order as an opaque value.
 func ntohl(v uint32) uint32 { return v>>24 | v>>8&0xff00 | v<<8&0xff0000 | v<<24 }
 
-func (k *kernelConn) OutboundStreams() uint16     { return k.streams }
+func (k *kernelConn) OutboundStreams() uint16    { return k.streams }
 func (k *kernelConn) LocalAddr() netip.AddrPort  { return addrPortOf(k.c.LocalAddr()) }
 func (k *kernelConn) RemoteAddr() netip.AddrPort { return addrPortOf(k.c.RemoteAddr()) }
 func (k *kernelConn) Kind() Kind                 { return KindKernel }

@@ -235,7 +235,7 @@ func (c *pionConn) WriteMsg(b []byte, stream uint16, ppid uint32) error {
 	return nil
 }
 
-func (c *pionConn) OutboundStreams() uint16     { return c.wire.outboundStreams() }
+func (c *pionConn) OutboundStreams() uint16    { return c.wire.outboundStreams() }
 func (c *pionConn) LocalAddr() netip.AddrPort  { return c.wire.local }
 func (c *pionConn) RemoteAddr() netip.AddrPort { return c.wire.remote }
 func (c *pionConn) Kind() Kind                 { return c.kind }

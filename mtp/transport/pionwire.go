@@ -20,10 +20,10 @@ type packetPath interface {
 // fixed port 5000 and the association's real SCTP ports, strips INIT address
 // parameters pion would refuse, and learns the peer's inbound stream limit.
 type pionWire struct {
-	path               packetPath
+	path                packetPath
 	localPort, peerPort uint16
-	local, remote      netip.AddrPort
-	streams            uint16
+	local, remote       netip.AddrPort
+	streams             uint16
 
 	peerMIS atomic.Uint32 // peer's inbound streams from its INIT or INIT ACK
 	badCRC  atomic.Uint64 // packets dropped for a wrong CRC32c

@@ -140,11 +140,11 @@ func reservePort(local netip.AddrPort) (*net.UDPConn, uint16, error) {
 
 // rawPath is one association's share of the raw socket.
 type rawPath struct {
-	m    *rawMux
-	key  rawKey
-	q    chan []byte
-	done chan struct{}
-	once sync.Once
+	m       *rawMux
+	key     rawKey
+	q       chan []byte
+	done    chan struct{}
+	once    sync.Once
 	onClose func()
 }
 

@@ -12,8 +12,8 @@ import (
 type udpDialPath struct{ c *net.UDPConn }
 
 func (p udpDialPath) readPacket(b []byte) (int, error) { return p.c.Read(b) }
-func (p udpDialPath) writePacket(b []byte) error      { _, err := p.c.Write(b); return err }
-func (p udpDialPath) close() error                    { return p.c.Close() }
+func (p udpDialPath) writePacket(b []byte) error       { _, err := p.c.Write(b); return err }
+func (p udpDialPath) close() error                     { return p.c.Close() }
 
 func dialUDP(ctx context.Context, remote netip.AddrPort, o *options) (Conn, error) {
 	var laddr *net.UDPAddr
