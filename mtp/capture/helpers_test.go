@@ -10,6 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
 )
 
 // capturesDir is the shared folder of public sample captures, beside the
@@ -105,4 +110,41 @@ func openAll(t *testing.T, path string, opts ...Option) ([]Message, Stats) {
 	defer r.Close()
 	msgs := readAll(t, r)
 	return msgs, r.Stats()
+}
+
+// rawFrames returns the records of a pcap file.
+func rawFrames(t *testing.T, b []byte) [][]byte {
+	t.Helper()
+	r, err := pcapgo.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]byte
+	for {
+		d, _, err := r.ReadPacketData()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, d)
+	}
+}
+
+// buildPcap writes frames as a pcap file with the given link type.
+func buildPcap(t testing.TB, link LinkType, frames ...[]byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := pcapgo.NewWriter(&buf)
+	if err := w.WriteFileHeader(65535, layers.LinkType(link)); err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range frames {
+		ci := gopacket.CaptureInfo{Timestamp: time.Unix(int64(1000+i), 0), CaptureLength: len(f), Length: len(f)}
+		if err := w.WritePacket(ci, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.Bytes()
 }
