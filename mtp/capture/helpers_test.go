@@ -148,3 +148,19 @@ func buildPcap(t testing.TB, link LinkType, frames ...[]byte) []byte {
 	}
 	return buf.Bytes()
 }
+
+// pcapgoNg starts a pcapng stream with one interface; the returned function
+// writes a packet and flushes.
+func pcapgoNg(buf *bytes.Buffer, link LinkType) (func([]byte) error, error) {
+	w, err := pcapgo.NewNgWriter(buf, layers.LinkType(link))
+	if err != nil {
+		return nil, err
+	}
+	return func(f []byte) error {
+		ci := gopacket.CaptureInfo{Timestamp: time.Unix(1, 0), CaptureLength: len(f), Length: len(f)}
+		if err := w.WritePacket(ci, f); err != nil {
+			return err
+		}
+		return w.Flush()
+	}, nil
+}
