@@ -1,5 +1,7 @@
 package isup
 
+import "sync"
+
 // The codec walks a message's layout once per operation. Each message type describes
 // its layout in a single method (fixed parameters, pointer count, variable parameters,
 // optional part), and that one description serves decoding, sizing and encoding, so
@@ -41,6 +43,30 @@ func (c *codec) fail(code ParameterCode, off int, err error) {
 	c.err = &Error{Type: c.msg, Param: code, Offset: off, Err: err}
 }
 
+// room checks, when encoding, that n more octets fit into the caller's buffer.
+func (c *codec) room(n int) bool {
+	if c.off+n > len(c.buf) {
+		c.fail(0, len(c.buf), ErrShortBuffer)
+		return false
+	}
+	return true
+}
+
+// codecs recycles codec state: a codec reaches the message's layout method through
+// an interface call, so it would otherwise escape to the heap on every message.
+var codecs = sync.Pool{New: func() any { return new(codec) }}
+
+func getCodec(md mode, v Variant, t MessageType, buf []byte) *codec {
+	c := codecs.Get().(*codec)
+	*c = codec{mode: md, variant: v, msg: t, buf: buf, off: headerLen}
+	return c
+}
+
+func putCodec(c *codec) {
+	c.buf = nil
+	codecs.Put(c)
+}
+
 // fixed handles a mandatory fixed parameter of the typed parameter's own length.
 func (c *codec) fixed(p Param) {
 	if c.err != nil {
@@ -58,6 +84,9 @@ func (c *codec) fixed(p Param) {
 			return
 		}
 	case encoding:
+		if !c.room(n) {
+			return
+		}
 		if _, err := p.MarshalTo(c.buf[c.off : c.off+n]); err != nil {
 			c.fail(p.Code(), c.off, err)
 			return
@@ -86,6 +115,9 @@ func (c *codec) fixedRaw(code ParameterCode, n int, v *[]byte) {
 			return
 		}
 		if c.mode == encoding {
+			if !c.room(n) {
+				return
+			}
 			copy(c.buf[c.off:], *v)
 		}
 	}
@@ -109,6 +141,9 @@ func (c *codec) pointers(n int, optional bool) {
 			return
 		}
 	case encoding:
+		if !c.room(n) {
+			return
+		}
 		clear(c.buf[c.off : c.off+n])
 	}
 	c.off += n
@@ -198,6 +233,9 @@ func (c *codec) put(code ParameterCode, n int, p ParamEncoder) {
 		return
 	}
 	if c.mode == encoding {
+		if !c.room(1 + n) {
+			return
+		}
 		c.buf[c.ptr] = byte(pv)
 		c.buf[c.off] = byte(n)
 		if _, err := p.MarshalTo(c.buf[c.off+1 : c.off+1+n]); err != nil {
@@ -280,6 +318,9 @@ func (c *codec) encodeOptional(o Optional) {
 			return
 		}
 		if c.mode == encoding {
+			if !c.room(2 + len(p.Value)) {
+				return
+			}
 			c.buf[c.off] = byte(p.Code)
 			c.buf[c.off+1] = byte(len(p.Value))
 			copy(c.buf[c.off+2:], p.Value)
@@ -287,6 +328,9 @@ func (c *codec) encodeOptional(o Optional) {
 		c.off += 2 + len(p.Value)
 	}
 	if c.mode == encoding {
+		if !c.room(1) {
+			return
+		}
 		c.buf[c.off] = 0
 	}
 	c.off++
@@ -302,6 +346,9 @@ func (c *codec) rest(v *[]byte) {
 		*v = c.buf[c.off:len(c.buf):len(c.buf)]
 		c.off = len(c.buf)
 	case encoding:
+		if !c.room(len(*v)) {
+			return
+		}
 		copy(c.buf[c.off:], *v)
 		c.off += len(*v)
 	case sizing:

@@ -57,10 +57,12 @@ func (d Decoder) Decode(b []byte) (Message, error) {
 	}
 	m := newMessage(t, d.Variant)
 	m.SetCircuitID(cic)
-	c := codec{mode: decoding, variant: d.Variant, msg: t, buf: b, off: headerLen}
-	m.layout(&c)
-	if c.err != nil {
-		return nil, c.err
+	c := getCodec(decoding, d.Variant, t, b)
+	m.layout(c)
+	err = c.err
+	putCodec(c)
+	if err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -72,26 +74,28 @@ func Decode(b []byte, v Variant) (Message, error) {
 }
 
 // MarshalLen returns the encoded size of m in variant v, or -1 if m cannot be encoded
-// (MarshalTo then says why).
+// (Marshal then says why).
 func MarshalLen(m Message, v Variant) int {
-	c := codec{mode: sizing, variant: v, msg: m.MessageType(), off: headerLen}
-	m.layout(&c)
-	if c.err != nil {
+	n, err := size(m, v)
+	if err != nil {
 		return -1
 	}
-	return c.off
+	return n
 }
 
-// MarshalTo encodes m into b and returns the number of octets written. It does not
-// allocate.
+func size(m Message, v Variant) (int, error) {
+	c := getCodec(sizing, v, m.MessageType(), nil)
+	m.layout(c)
+	n, err := c.off, c.err
+	putCodec(c)
+	return n, err
+}
+
+// MarshalTo encodes m into b and returns the number of octets written; b too short
+// gives ErrShortBuffer. It does not allocate.
 func MarshalTo(b []byte, m Message, v Variant) (int, error) {
 	t := m.MessageType()
-	size := codec{mode: sizing, variant: v, msg: t, off: headerLen}
-	m.layout(&size)
-	if size.err != nil {
-		return 0, size.err
-	}
-	if len(b) < size.off {
+	if len(b) < headerLen {
 		return 0, &Error{Type: t, Offset: len(b), Err: ErrShortBuffer}
 	}
 	cic := m.CircuitID()
@@ -99,19 +103,20 @@ func MarshalTo(b []byte, m Message, v Variant) (int, error) {
 		return 0, &Error{Type: t, Offset: 0, Err: ErrCICRange}
 	}
 	b[0], b[1], b[2] = byte(cic), byte(cic>>8), byte(t)
-	c := codec{mode: encoding, variant: v, msg: t, buf: b[:size.off], off: headerLen}
-	m.layout(&c)
-	if c.err != nil {
-		return 0, c.err
+	c := getCodec(encoding, v, t, b)
+	m.layout(c)
+	n, err := c.off, c.err
+	putCodec(c)
+	if err != nil {
+		return 0, err
 	}
-	return c.off, nil
+	return n, nil
 }
 
 // Marshal encodes m into a new slice.
 func Marshal(m Message, v Variant) ([]byte, error) {
-	n := MarshalLen(m, v)
-	if n < 0 {
-		_, err := MarshalTo(nil, m, v)
+	n, err := size(m, v)
+	if err != nil {
 		return nil, err
 	}
 	b := make([]byte, n)
