@@ -1,0 +1,235 @@
+package m3ua
+
+import (
+	"github.com/isupgw/isupgw/mtp"
+	"github.com/isupgw/isupgw/mtp/transport"
+	"github.com/wmnsk/go-m3ua/messages"
+	"github.com/wmnsk/go-m3ua/messages/params"
+)
+
+// handle decodes and dispatches one received M3UA message. Nothing here may
+// panic on bad input: every failure becomes a counted ERR (never an ERR in
+// answer to an ERR) and the association stays up.
+func (s *session) handle(b []byte, stream uint16, ppid uint32) {
+	st := &s.e.stats
+	st.BytesIn.Add(uint64(len(b)))
+	if ppid != transport.PPIDM3UA {
+		st.WrongPPID.Add(1)
+	}
+	if s.e.tap != nil {
+		s.e.tap(false, s.conn.LocalAddr(), s.conn.RemoteAddr(), stream, b)
+	}
+	class, typ, err := checkHeader(b)
+	if err != nil {
+		st.Malformed.Add(1)
+		s.sendErrFor(b, codeFor(err))
+		return
+	}
+	classOK, typeOK := knownType(class, typ)
+	if !classOK {
+		st.Malformed.Add(1)
+		s.sendErrFor(b, ErrUnsupportedClass)
+		return
+	}
+	if !typeOK {
+		st.Malformed.Add(1)
+		s.sendErrFor(b, ErrUnsupportedType)
+		return
+	}
+	st.countRx(class, typ)
+	if class == classTransfer {
+		s.handleData(b, stream)
+		return
+	}
+	msg, err := messages.Parse(b)
+	if err != nil {
+		st.Malformed.Add(1)
+		s.sendErrFor(b, codeFor(paramErr(err)))
+		return
+	}
+	switch m := msg.(type) {
+	case *messages.Error:
+		s.handleError(m)
+	case *messages.Notify:
+		s.handleNotify(m)
+	case *messages.AspUp:
+		s.handleAspUp(b, m)
+	case *messages.AspUpAck:
+		s.handleAck(b, pendUp)
+	case *messages.AspDown:
+		s.handleAspDown(b)
+	case *messages.AspDownAck:
+		s.handleAck(b, pendDown)
+	case *messages.Heartbeat:
+		_ = s.write(marshal(messages.NewHeartbeatAck(m.HeartbeatData)), stream)
+	case *messages.HeartbeatAck:
+		s.handleBeatAck(m)
+	case *messages.AspActive:
+		s.handleAspActive(b, m)
+	case *messages.AspActiveAck:
+		s.handleAck(b, pendActive)
+	case *messages.AspInactive:
+		s.handleAspInactive(b, m)
+	case *messages.AspInactiveAck:
+		s.handleAck(b, pendInactive)
+	default:
+		s.handleSSNM(b, msg)
+	}
+}
+
+// sendErrFor answers the message orig with ERR code, quoting up to 40 of
+// its octets as diagnostic information.
+func (s *session) sendErrFor(orig []byte, code ErrorCode) {
+	if len(orig) >= 4 && orig[2] == classMGMT && orig[3] == messages.MsgTypeError {
+		return // an ERR is never answered with an ERR
+	}
+	s.sendErr(code, orig)
+}
+
+func (s *session) sendErr(code ErrorCode, orig []byte) {
+	var diag *params.Param
+	if len(orig) > 0 {
+		diag = params.NewDiagnosticInformation(append([]byte(nil), orig[:min(len(orig), 40)]...))
+	}
+	var rc *params.Param
+	if code == ErrInvalidRC || code == ErrNoConfiguredAS {
+		rc = nil // the RC in question was not ours to echo
+	}
+	if s.write(marshal(messages.NewError(params.NewErrorCode(uint32(code)), rc, nil, nil, diag)), 0) == nil {
+		s.e.stats.errSent[code].Add(1)
+	}
+	s.e.log.Debug().Str("peer", s.name()).Uint32("code", uint32(code)).Msg("m3ua: ERR sent")
+}
+
+func (s *session) unexpected(b []byte) {
+	s.e.stats.Unexpected.Add(1)
+	s.sendErrFor(b, ErrUnexpectedMessage)
+}
+
+// handleData delivers DATA as an MTP-TRANSFER indication.
+func (s *session) handleData(b []byte, stream uint16) {
+	if stream == 0 {
+		s.e.stats.Malformed.Add(1)
+		s.sendErrFor(b, ErrInvalidStream) // RFC 4666 §1.4.7: DATA never on stream 0
+		return
+	}
+	s.mu.Lock()
+	ok := (s.passive && s.remote == StateActive) || (s.active && s.local == StateActive)
+	s.mu.Unlock()
+	a := s.peer.Load()
+	if !ok || a == nil {
+		s.unexpected(b)
+		return
+	}
+	var d dataFields
+	if err := decodeData(b, &d); err != nil {
+		s.e.stats.Malformed.Add(1)
+		s.sendErrFor(b, codeFor(err))
+		return
+	}
+	if d.HasRC && !a.knowsRC(d.RC) {
+		s.e.stats.Malformed.Add(1)
+		s.sendErrFor(b, ErrInvalidRC)
+		return
+	}
+	s.e.stats.DataIn.Add(1)
+	msg := mtp.Message{Label: d.Label, Payload: append([]byte(nil), d.Payload...), Peer: a.cfg.Name}
+	select {
+	case s.e.ind <- msg:
+	case <-s.done:
+	case <-s.e.ctx.Done():
+	}
+}
+
+func (a *Association) knowsRC(rc uint32) bool {
+	if len(a.cfg.RoutingContexts) == 0 {
+		return true // none configured: RC is not checked
+	}
+	for _, r := range a.cfg.RoutingContexts {
+		if r == rc {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *session) handleError(m *messages.Error) {
+	code, ok := u32(m.ErrorCode)
+	if !ok {
+		s.e.stats.Malformed.Add(1)
+		return
+	}
+	if code < maxErrorCode {
+		s.e.stats.errRecv[code].Add(1)
+	}
+	s.e.log.Warn().Str("peer", s.name()).Uint32("code", code).Msg("m3ua: ERR received")
+}
+
+func (s *session) handleNotify(m *messages.Notify) {
+	status, ok := u32(m.Status)
+	if !ok {
+		s.e.stats.Malformed.Add(1)
+		s.sendErr(ErrMissingParam, nil)
+		return
+	}
+	if status>>16 == statusOther && status&0xffff == otherAltActive {
+		// Override: another ASP took over; we are inactive now.
+		s.mu.Lock()
+		var ev *mtp.PeerState
+		if s.active && s.local == StateActive {
+			s.local = StateInactive
+			ev = s.updateTrafficLocked("alternate ASP active")
+		}
+		s.mu.Unlock()
+		s.emitState(ev)
+	}
+}
+
+// handleAck completes a pending request; acks nobody asked for are
+// discarded and counted.
+func (s *session) handleAck(b []byte, p pending) {
+	s.mu.Lock()
+	if !s.active || !s.ackedLocked(p) {
+		s.mu.Unlock()
+		s.e.stats.Unexpected.Add(1)
+		return
+	}
+	var ev *mtp.PeerState
+	next := pendNone
+	switch p {
+	case pendUp:
+		s.local = StateInactive
+		next = pendActive
+	case pendActive:
+		s.local = StateActive
+	case pendInactive:
+		s.local = StateInactive
+	case pendDown:
+		s.local = StateDown
+	}
+	ev = s.updateTrafficLocked(map[pending]string{pendUp: "ASP Up Ack", pendActive: "ASP Active Ack",
+		pendInactive: "ASP Inactive Ack", pendDown: "ASP Down Ack"}[p])
+	s.mu.Unlock()
+	s.emitState(ev)
+	switch {
+	case next == pendActive:
+		s.request(pendActive, s.aspActive())
+	case p == pendActive:
+		s.audit()
+	}
+}
+
+// audit sends DAUD for the peer's destinations once active (RFC 4666
+// §4.5.3), so their state is known before traffic starts.
+func (s *session) audit() {
+	a := s.peer.Load()
+	if a == nil || len(a.cfg.DPCs) == 0 {
+		return
+	}
+	pcs := make([]uint32, len(a.cfg.DPCs))
+	for i, pc := range a.cfg.DPCs {
+		pcs[i] = uint32(pc) & 0xffffff
+	}
+	_ = s.write(marshal(messages.NewDestinationStateAudit(s.naParam(), s.rcParam(),
+		params.NewAffectedPointCode(pcs...), nil)), 0)
+}
