@@ -125,3 +125,36 @@ func Marshal(m Message, v Variant) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// OptionalOf returns the optional part of any message that has one (nil otherwise).
+func OptionalOf(m Message) Optional {
+	switch x := m.(type) {
+	case *InitialAddress:
+		return x.Optional
+	case *SubsequentAddress:
+		return x.Optional
+	case *AddressComplete:
+		return x.Optional
+	case *Connect:
+		return x.Optional
+	case *Answer:
+		return x.Optional
+	case *CallProgress:
+		return x.Optional
+	case *Release:
+		return x.Optional
+	case *ReleaseComplete:
+		return x.Optional
+	case *SuspendResume:
+		return x.Optional
+	case *InformationRequest:
+		return x.Optional
+	case *Information:
+		return x.Optional
+	case *Confusion:
+		return x.Optional
+	case *Generic:
+		return x.Optional
+	}
+	return nil
+}

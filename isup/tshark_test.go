@@ -39,7 +39,7 @@ func calledOf(m Message) (CalledPartyNumber, bool) {
 }
 
 func callingOf(m Message) (CallingPartyNumber, bool) {
-	o := optionalOf(m)
+	o := OptionalOf(m)
 	var p CallingPartyNumber
 	ok, err := o.Decode(&p)
 	return p, ok && err == nil
@@ -51,45 +51,13 @@ func callingOf(m Message) (CallingPartyNumber, bool) {
 func callingStyle(f func(o1, o2 byte) uint8) func(Message) []string {
 	return func(m Message) []string {
 		var out []string
-		for _, p := range optionalOf(m) {
+		for _, p := range OptionalOf(m) {
 			if (p.Code == ParamCallingPartyNumber || p.Code == ParamLocationNumber) && len(p.Value) >= 2 {
 				out = append(out, num(f(p.Value[0], p.Value[1])))
 			}
 		}
 		return out
 	}
-}
-
-func optionalOf(m Message) Optional {
-	switch x := m.(type) {
-	case *InitialAddress:
-		return x.Optional
-	case *SubsequentAddress:
-		return x.Optional
-	case *AddressComplete:
-		return x.Optional
-	case *Connect:
-		return x.Optional
-	case *Answer:
-		return x.Optional
-	case *CallProgress:
-		return x.Optional
-	case *Release:
-		return x.Optional
-	case *ReleaseComplete:
-		return x.Optional
-	case *SuspendResume:
-		return x.Optional
-	case *InformationRequest:
-		return x.Optional
-	case *Information:
-		return x.Optional
-	case *Confusion:
-		return x.Optional
-	case *Generic:
-		return x.Optional
-	}
-	return nil
 }
 
 func causesOf(m Message) []CauseIndicators {
@@ -110,7 +78,7 @@ func causesOf(m Message) []CauseIndicators {
 		}
 	}
 	var c CauseIndicators
-	if ok, err := optionalOf(m).Decode(&c); ok && err == nil {
+	if ok, err := OptionalOf(m).Decode(&c); ok && err == nil {
 		out = append(out, c)
 	}
 	return out
@@ -138,7 +106,7 @@ func bciOf(m Message) (BackwardCallIndicators, bool) {
 		return x.BackwardCall, true
 	}
 	var b BackwardCallIndicators
-	ok, err := optionalOf(m).Decode(&b)
+	ok, err := OptionalOf(m).Decode(&b)
 	return b, ok && err == nil
 }
 
@@ -249,7 +217,7 @@ var tsharkFields = []tsharkField{
 	}},
 	{"isup.automatic_congestion_level", func(m Message) []string {
 		var acl AutomaticCongestionLevel
-		if ok, err := optionalOf(m).Decode(&acl); ok && err == nil {
+		if ok, err := OptionalOf(m).Decode(&acl); ok && err == nil {
 			return one(num(acl))
 		}
 		return nil
