@@ -16,28 +16,28 @@ type CauseIndicators struct {
 
 // Cause values used by the gateway (Q.850).
 const (
-	CauseUnallocatedNumber             uint8 = 1
-	CauseNormalClearing                uint8 = 16
-	CauseUserBusy                      uint8 = 17
-	CauseNoUserResponding              uint8 = 18
-	CauseNoAnswer                      uint8 = 19
-	CauseCallRejected                  uint8 = 21
-	CauseAddressIncomplete             uint8 = 28
-	CauseNormalUnspecified             uint8 = 31
-	CauseNoCircuitAvailable            uint8 = 34
-	CauseNetworkOutOfOrder             uint8 = 38
-	CauseTemporaryFailure              uint8 = 41
-	CauseSwitchingCongestion           uint8 = 42
-	CauseCircuitNotAvailable           uint8 = 44
-	CauseResourceUnavailable           uint8 = 47
-	CauseInvalidMessage                uint8 = 95
-	CauseMessageTypeNonExistent        uint8 = 97
-	CauseParameterNonExistentPassedOn  uint8 = 99
-	CauseMessageNotCompatible          uint8 = 101 // with call state
-	CauseRecoveryOnTimerExpiry         uint8 = 102
-	CauseParameterNonExistentDiscarded uint8 = 103
-	CauseProtocolError                 uint8 = 111
-	CauseInterworking                  uint8 = 127
+	CauseUnallocatedNumber      uint8 = 1
+	CauseNormalClearing         uint8 = 16
+	CauseUserBusy               uint8 = 17
+	CauseNoUserResponding       uint8 = 18
+	CauseNoAnswer               uint8 = 19
+	CauseCallRejected           uint8 = 21
+	CauseAddressIncomplete      uint8 = 28
+	CauseNormalUnspecified      uint8 = 31
+	CauseNoCircuitAvailable     uint8 = 34
+	CauseNetworkOutOfOrder      uint8 = 38
+	CauseTemporaryFailure       uint8 = 41
+	CauseSwitchingCongestion    uint8 = 42
+	CauseCircuitNotAvailable    uint8 = 44
+	CauseResourceUnavailable    uint8 = 47
+	CauseInvalidMessage         uint8 = 95
+	CauseMessageTypeNonExistent uint8 = 97
+	CauseParameterNonExistent   uint8 = 99  // parameter discarded
+	CauseMessageNotCompatible   uint8 = 101 // with call state
+	CauseRecoveryOnTimerExpiry  uint8 = 102
+	CauseParameterPassedOn      uint8 = 103 // parameter non-existent, passed on
+	CauseProtocolError          uint8 = 111
+	CauseInterworking           uint8 = 127
 )
 
 // Location values.
