@@ -100,6 +100,11 @@ func (s *session) run() {
 	if s.active && s.peer.Load() != nil {
 		s.request(pendUp, s.aspUp())
 	}
+	if srv, ok := s.conn.(transport.Server); ok {
+		err := srv.Serve(s.handle) // handle is safe for concurrent streams
+		s.end("association lost: " + err.Error())
+		return
+	}
 	buf := make([]byte, transport.DefaultMaxMessage)
 	for {
 		n, stream, ppid, err := s.conn.ReadMsg(buf)

@@ -23,6 +23,7 @@ type Stats struct {
 	WrongPPID         atomic.Uint64 // messages with a PPID other than 3 (processed anyway)
 	DataIn, DataOut   atomic.Uint64 // DATA messages
 	BytesIn, BytesOut atomic.Uint64 // M3UA bytes
+	CaptureErrors     atomic.Uint64 // messages the capture writer refused
 }
 
 // Received returns the count of received messages of class and type.
@@ -96,7 +97,7 @@ func (s *Stats) Snapshot() map[string]uint64 {
 		"tack_retransmits": &s.TackRetransmits, "beat_timeouts": &s.BeatTimeouts,
 		"reconnects": &s.Reconnects, "state_changes": &s.StateChanges, "no_route": &s.NoRoute,
 		"wrong_ppid": &s.WrongPPID, "data_in": &s.DataIn, "data_out": &s.DataOut,
-		"bytes_in": &s.BytesIn, "bytes_out": &s.BytesOut,
+		"bytes_in": &s.BytesIn, "bytes_out": &s.BytesOut, "capture_errors": &s.CaptureErrors,
 	} {
 		if x := v.Load(); x != 0 {
 			m[name] = x

@@ -34,6 +34,15 @@ type Conn interface {
 	Kind() Kind
 }
 
+// Server is implemented by Conns that can hand each message to a handler
+// on their own per-stream reader goroutines, which saves a goroutine
+// hand-off per message. The handler runs concurrently for different
+// streams and in order within one; b is valid only during the call. Serve
+// blocks until the association ends. Use either Serve or ReadMsg.
+type Server interface {
+	Serve(h func(b []byte, stream uint16, ppid uint32)) error
+}
+
 // Listener accepts associations.
 type Listener interface {
 	Accept(ctx context.Context) (Conn, error)

@@ -24,6 +24,9 @@ type pionConn struct {
 	streams map[uint16]*pionStream
 
 	in       chan inbound
+	handler  func(b []byte, stream uint16, ppid uint32)
+	started  chan struct{} // closed by the first ReadMsg or Serve; readers wait for it
+	start    sync.Once
 	done     chan struct{}
 	doneOnce sync.Once
 	errMu    sync.Mutex
@@ -91,6 +94,7 @@ func newPionConn(ctx context.Context, kind Kind, wire *pionWire, client bool, o 
 		maxBuffered: o.maxBuffered, maxMessage: int(o.maxMessage),
 		streams: map[uint16]*pionStream{},
 		in:      make(chan inbound, inboundQueue),
+		started: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
 	c.bufs.New = func() any { b := make([]byte, 2048); return &b }
@@ -129,6 +133,11 @@ func (c *pionConn) addStreamLocked(s *sctp.Stream) *pionStream {
 }
 
 func (c *pionConn) readStream(s *sctp.Stream) {
+	select {
+	case <-c.started: // delivery mode (handler or ReadMsg) is fixed now
+	case <-c.done:
+		return
+	}
 	scratch := make([]byte, c.maxMessage)
 	for {
 		n, ppi, err := s.ReadSCTP(scratch)
@@ -138,6 +147,10 @@ func (c *pionConn) readStream(s *sctp.Stream) {
 				return
 			}
 			continue // cannot happen: scratch is MaxMessageSize
+		}
+		if c.handler != nil {
+			c.handler(scratch[:n], s.StreamIdentifier(), uint32(ppi))
+			continue
 		}
 		bp := c.bufs.Get().(*[]byte)
 		if cap(*bp) < n {
@@ -174,7 +187,21 @@ func (c *pionConn) closeErr() error {
 	return c.err
 }
 
+// Serve calls h from the per-stream readers (one goroutine per stream, so
+// a stream's messages are handled in order; different streams run
+// concurrently). b is valid only during the call. It saves the hand-off to
+// a ReadMsg goroutine. Serve returns when the association ends.
+func (c *pionConn) Serve(h func(b []byte, stream uint16, ppid uint32)) error {
+	c.start.Do(func() {
+		c.handler = h
+		close(c.started)
+	})
+	<-c.done
+	return c.closeErr()
+}
+
 func (c *pionConn) ReadMsg(b []byte) (int, uint16, uint32, error) {
+	c.start.Do(func() { close(c.started) })
 	var m inbound
 	select {
 	case m = <-c.in:

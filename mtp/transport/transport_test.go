@@ -181,3 +181,47 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+// TestServeKeepsStreamOrder: with Serve, each stream's messages reach the
+// handler in order, and Serve returns when the peer ends the association.
+func TestServeKeepsStreamOrder(t *testing.T) {
+	c, s := pair(t, KindUDP, WithStreams(4))
+	srv, ok := s.(Server)
+	if !ok {
+		t.Fatal("pion conn does not implement Server")
+	}
+	const per = 500
+	got := make(chan string, 3*per)
+	served := make(chan error, 1)
+	go func() {
+		served <- srv.Serve(func(b []byte, st uint16, _ uint32) { got <- fmt.Sprintf("%d:%s", st, b) })
+	}()
+	for i := 0; i < per; i++ {
+		for st := uint16(1); st < 4; st++ {
+			if err := c.WriteMsg([]byte(fmt.Sprint(i)), st, PPIDM3UA); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	next := map[string]int{}
+	for k := 0; k < 3*per; k++ {
+		m := <-got
+		var st, i int
+		if _, err := fmt.Sscanf(m, "%d:%d", &st, &i); err != nil {
+			t.Fatal(err)
+		}
+		key := fmt.Sprint(st)
+		if i != next[key] {
+			t.Fatalf("stream %d: %d after %d", st, i, next[key]-1)
+		}
+		next[key]++
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = c.Shutdown(ctx)
+	select {
+	case <-served:
+	case <-ctx.Done():
+		t.Fatal("Serve did not return after shutdown")
+	}
+}

@@ -1,0 +1,145 @@
+// Command m3uabench measures M3UA DATA throughput between two processes
+// over the udp transport (SCTP over UDP, pion/sctp underneath) and, in the
+// same run, bare pion/sctp over UDP, and prints both with their ratio.
+//
+// Each measurement starts this binary again as the peer process (-child).
+// Modes: one-way (sender pushes N messages, the receiver reports when all
+// have arrived) and request/response with a window of 8 outstanding.
+// Payloads are 100 bytes: M3UA carries them in DATA (132 octets with the
+// header, RC-less); bare pion sends the 100 bytes as the SCTP message.
+//
+//	go run ./mtp/internal/m3uabench -n 200000 -runs 3
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+)
+
+var (
+	child   = flag.String("child", "", "internal: run as the peer process for this measurement")
+	n       = flag.Int("n", 200000, "messages per one-way measurement")
+	nrr     = flag.Int("nrr", 100000, "requests per request/response measurement")
+	window  = flag.Int("window", 8, "outstanding requests in request/response")
+	runs    = flag.Int("runs", 3, "repetitions; the median is reported")
+	payload = flag.Int("payload", 100, "user payload octets")
+)
+
+func main() {
+	flag.Parse()
+	if *child != "" {
+		if err := runChild(*child); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	fmt.Printf("m3uabench: %d-byte payloads, two processes on 127.0.0.1, GOMAXPROCS=%d, NumCPU=%d, %s\n",
+		*payload, runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.Version())
+	type row struct{ name, mode string }
+	results := map[string]result{}
+	for _, r := range []row{
+		{"pion", "oneway"}, {"m3ua", "oneway"}, {"pion", "rr"}, {"m3ua", "rr"},
+	} {
+		var all []result
+		for range *runs {
+			res, err := measure(r.name, r.mode)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, r.name, r.mode, ":", err)
+				os.Exit(1)
+			}
+			all = append(all, res)
+		}
+		sort.Slice(all, func(i, j int) bool { return all[i].rate < all[j].rate })
+		med := all[len(all)/2]
+		results[r.name+"/"+r.mode] = med
+		rates := make([]string, len(all))
+		for i, a := range all {
+			rates[i] = fmt.Sprintf("%.0f", a.rate)
+		}
+		fmt.Printf("%-5s %-7s %9.0f msg/s (runs %s)  allocs/msg: sender %.1f receiver %.1f\n",
+			r.name, r.mode, med.rate, strings.Join(rates, " "), med.senderAllocs, med.peerAllocs)
+	}
+	for _, mode := range []string{"oneway", "rr"} {
+		fmt.Printf("ratio m3ua/pion %-7s %.2f\n", mode, results["m3ua/"+mode].rate/results["pion/"+mode].rate)
+	}
+}
+
+type result struct {
+	rate                     float64
+	senderAllocs, peerAllocs float64
+}
+
+// measure starts the peer process, runs the client side here and returns
+// the rate and allocations per message on both sides.
+func measure(name, mode string) (result, error) {
+	count := *n
+	if mode == "rr" {
+		count = *nrr
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return result{}, err
+	}
+	cmd := exec.Command(self, "-child", name+"/"+mode, "-n", fmt.Sprint(count), "-payload", fmt.Sprint(*payload))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return result{}, err
+	}
+	if err := cmd.Start(); err != nil {
+		return result{}, err
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	lines := bufio.NewScanner(out)
+	if !lines.Scan() || !strings.HasPrefix(lines.Text(), "ADDR ") {
+		return result{}, fmt.Errorf("peer did not report its address")
+	}
+	addr := strings.TrimPrefix(lines.Text(), "ADDR ")
+	var rate, allocs float64
+	switch name {
+	case "m3ua":
+		rate, allocs, err = m3uaClient(addr, mode, count)
+	case "pion":
+		rate, allocs, err = pionClient(addr, mode, count)
+	}
+	if err != nil {
+		return result{}, err
+	}
+	var peerAllocs float64
+	if lines.Scan() {
+		_, _ = fmt.Sscanf(lines.Text(), "ALLOCS %f", &peerAllocs)
+	}
+	return result{rate: rate, senderAllocs: allocs, peerAllocs: peerAllocs}, nil
+}
+
+func runChild(what string) error {
+	name, mode, _ := strings.Cut(what, "/")
+	switch name {
+	case "m3ua":
+		return m3uaServer(mode, *n)
+	case "pion":
+		return pionServer(mode, *n)
+	}
+	return fmt.Errorf("unknown peer %q", what)
+}
+
+// mallocs returns the process's allocation count so far.
+func mallocs() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Mallocs
+}
+
+func perMsg(before uint64, count int) float64 {
+	return float64(mallocs()-before) / float64(count)
+}
+
+func since(t time.Time, count int) float64 { return float64(count) / time.Since(t).Seconds() }
