@@ -126,35 +126,36 @@ func Marshal(m Message, v Variant) ([]byte, error) {
 	return b, nil
 }
 
-// OptionalOf returns the optional part of any message that has one (nil otherwise).
-func OptionalOf(m Message) Optional {
+// OptionalOf returns a pointer to the optional part of any message whose type
+// has one, or nil. Through it the compatibility procedures can drop a parameter.
+func OptionalOf(m Message) *Optional {
 	switch x := m.(type) {
 	case *InitialAddress:
-		return x.Optional
+		return &x.Optional
 	case *SubsequentAddress:
-		return x.Optional
+		return &x.Optional
 	case *AddressComplete:
-		return x.Optional
+		return &x.Optional
 	case *Connect:
-		return x.Optional
+		return &x.Optional
 	case *Answer:
-		return x.Optional
+		return &x.Optional
 	case *CallProgress:
-		return x.Optional
+		return &x.Optional
 	case *Release:
-		return x.Optional
+		return &x.Optional
 	case *ReleaseComplete:
-		return x.Optional
+		return &x.Optional
 	case *SuspendResume:
-		return x.Optional
+		return &x.Optional
 	case *InformationRequest:
-		return x.Optional
+		return &x.Optional
 	case *Information:
-		return x.Optional
+		return &x.Optional
 	case *Confusion:
-		return x.Optional
+		return &x.Optional
 	case *Generic:
-		return x.Optional
+		return &x.Optional
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func calledOf(m Message) (CalledPartyNumber, bool) {
 }
 
 func callingOf(m Message) (CallingPartyNumber, bool) {
-	o := OptionalOf(m)
+	o := optionalPart(m)
 	var p CallingPartyNumber
 	ok, err := o.Decode(&p)
 	return p, ok && err == nil
@@ -51,13 +51,21 @@ func callingOf(m Message) (CallingPartyNumber, bool) {
 func callingStyle(f func(o1, o2 byte) uint8) func(Message) []string {
 	return func(m Message) []string {
 		var out []string
-		for _, p := range OptionalOf(m) {
+		for _, p := range optionalPart(m) {
 			if (p.Code == ParamCallingPartyNumber || p.Code == ParamLocationNumber) && len(p.Value) >= 2 {
 				out = append(out, num(f(p.Value[0], p.Value[1])))
 			}
 		}
 		return out
 	}
+}
+
+// optionalPart is the message's optional part, or nil.
+func optionalPart(m Message) Optional {
+	if o := OptionalOf(m); o != nil {
+		return *o
+	}
+	return nil
 }
 
 func causesOf(m Message) []CauseIndicators {
@@ -78,7 +86,7 @@ func causesOf(m Message) []CauseIndicators {
 		}
 	}
 	var c CauseIndicators
-	if ok, err := OptionalOf(m).Decode(&c); ok && err == nil {
+	if ok, err := optionalPart(m).Decode(&c); ok && err == nil {
 		out = append(out, c)
 	}
 	return out
@@ -106,7 +114,7 @@ func bciOf(m Message) (BackwardCallIndicators, bool) {
 		return x.BackwardCall, true
 	}
 	var b BackwardCallIndicators
-	ok, err := OptionalOf(m).Decode(&b)
+	ok, err := optionalPart(m).Decode(&b)
 	return b, ok && err == nil
 }
 
@@ -217,7 +225,7 @@ var tsharkFields = []tsharkField{
 	}},
 	{"isup.automatic_congestion_level", func(m Message) []string {
 		var acl AutomaticCongestionLevel
-		if ok, err := OptionalOf(m).Decode(&acl); ok && err == nil {
+		if ok, err := optionalPart(m).Decode(&acl); ok && err == nil {
 			return one(num(acl))
 		}
 		return nil

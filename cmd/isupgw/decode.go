@@ -218,8 +218,10 @@ func (d *decoder) printJSON(m isup.Message, b []byte, meta *capture.Message) {
 		jm.Frame, jm.Time = meta.Frame, &t
 		jm.OPC, jm.DPC, jm.NI, jm.SLS = &meta.OPC, &meta.DPC, &meta.NI, &meta.SLS
 	}
-	for _, p := range isup.OptionalOf(m) {
-		jm.Optional = append(jm.Optional, jsonParam{Code: uint8(p.Code), Name: p.Code.String(), Value: hex.EncodeToString(p.Value)})
+	if o := isup.OptionalOf(m); o != nil {
+		for _, p := range *o {
+			jm.Optional = append(jm.Optional, jsonParam{Code: uint8(p.Code), Name: p.Code.String(), Value: hex.EncodeToString(p.Value)})
+		}
 	}
 	line, _ := json.Marshal(jm) // cannot fail: plain types only
 	d.out.Write(line)
