@@ -27,8 +27,13 @@ type pionConn struct {
 	handler  func(b []byte, stream uint16, ppid uint32)
 	started  chan struct{} // closed by the first ReadMsg or Serve; readers wait for it
 	start    sync.Once
-	done     chan struct{}
+	done     chan struct{} // the association ended
 	doneOnce sync.Once
+	closed   chan struct{} // the user closed the Conn: readers stop even if unread
+	closeOne sync.Once
+	eof      chan struct{} // the association ended and every reader has delivered
+	readers  sync.WaitGroup
+	finished bool // under mu: no new readers after the association ended
 	errMu    sync.Mutex
 	err      error
 	bufs     sync.Pool
@@ -96,6 +101,8 @@ func newPionConn(ctx context.Context, kind Kind, wire *pionWire, client bool, o 
 		in:      make(chan inbound, inboundQueue),
 		started: make(chan struct{}),
 		done:    make(chan struct{}),
+		closed:  make(chan struct{}),
+		eof:     make(chan struct{}),
 	}
 	c.bufs.New = func() any { b := make([]byte, 2048); return &b }
 	go c.acceptLoop()
@@ -128,14 +135,18 @@ func (c *pionConn) addStreamLocked(s *sctp.Stream) *pionStream {
 		}
 	})
 	c.streams[s.StreamIdentifier()] = ps
-	go c.readStream(s)
+	if !c.finished {
+		c.readers.Add(1)
+		go c.readStream(s)
+	}
 	return ps
 }
 
 func (c *pionConn) readStream(s *sctp.Stream) {
+	defer c.readers.Done()
 	select {
 	case <-c.started: // delivery mode (handler or ReadMsg) is fixed now
-	case <-c.done:
+	case <-c.closed:
 		return
 	}
 	scratch := make([]byte, c.maxMessage)
@@ -160,7 +171,7 @@ func (c *pionConn) readStream(s *sctp.Stream) {
 		*bp = append((*bp)[:0], scratch[:n]...)
 		select {
 		case c.in <- inbound{buf: bp, n: n, stream: s.StreamIdentifier(), ppid: uint32(ppi)}:
-		case <-c.done:
+		case <-c.closed:
 			return
 		}
 	}
@@ -175,7 +186,22 @@ func (c *pionConn) fail(err error) {
 		c.err = err
 	}
 	c.errMu.Unlock()
-	c.doneOnce.Do(func() { close(c.done) })
+	c.doneOnce.Do(func() {
+		close(c.done)
+		// Messages pion had before the end are still read out of its
+		// queues; eof waits for every reader to deliver them.
+		go func() {
+			c.mu.Lock()
+			c.finished = true
+			c.mu.Unlock()
+			c.readers.Wait()
+			close(c.eof)
+		}()
+	})
+}
+
+func (c *pionConn) closeReaders() {
+	c.closeOne.Do(func() { close(c.closed) })
 }
 
 func (c *pionConn) closeErr() error {
@@ -196,7 +222,7 @@ func (c *pionConn) Serve(h func(b []byte, stream uint16, ppid uint32)) error {
 		c.handler = h
 		close(c.started)
 	})
-	<-c.done
+	<-c.eof
 	return c.closeErr()
 }
 
@@ -208,7 +234,7 @@ func (c *pionConn) ReadMsg(b []byte) (int, uint16, uint32, error) {
 	default:
 		select {
 		case m = <-c.in:
-		case <-c.done:
+		case <-c.eof:
 			// Deliver what was queued before the association ended.
 			select {
 			case m = <-c.in:
@@ -270,12 +296,14 @@ func (c *pionConn) Kind() Kind                 { return c.kind }
 func (c *pionConn) Shutdown(ctx context.Context) error {
 	err := c.assoc.Shutdown(ctx)
 	c.fail(ErrClosed)
+	c.closeReaders()
 	_ = c.assoc.Close()
 	return err
 }
 
 func (c *pionConn) Close() error {
 	c.fail(ErrClosed)
+	c.closeReaders()
 	c.assoc.Abort("closed by user")
 	return c.assoc.Close()
 }
