@@ -1,0 +1,559 @@
+package stack
+
+import (
+	"github.com/isupgw/isupgw/isup"
+)
+
+// phase is where a call stands.
+type phase uint8
+
+const (
+	phSetup    phase = iota // outgoing: IAM sent, no backward message; incoming: offered
+	phWaitCOT               // incoming: IAM said continuity check, COT awaited (T8)
+	phAlerting              // ACM received (outgoing) or sent (incoming)
+	phAnswered
+)
+
+// call is a call in progress on a circuit.
+type call struct {
+	id       CallID
+	circ     int32
+	owner    any
+	outgoing bool
+	phase    phase
+	acmSent  bool
+	retried  bool                 // a repeat attempt was made already
+	iam      *isup.InitialAddress // outgoing: kept until the first backward message, for a repeat attempt
+}
+
+func (c *core) newCall(ci int32, outgoing bool, owner any) *call {
+	c.nextID++
+	cl := &call{id: c.nextID, circ: ci, owner: owner, outgoing: outgoing}
+	c.calls[cl.id] = cl
+	cc := &c.circuits[ci]
+	cc.call = cl
+	if outgoing {
+		cc.state = csOutgoing
+	} else {
+		cc.state = csIncoming
+	}
+	c.refresh(ci)
+	return cl
+}
+
+// endCall detaches a call from its circuit and tells the host, exactly once.
+func (c *core) endCall(cl *call, r Released) {
+	cc := &c.circuits[cl.circ]
+	if cc.call == cl {
+		cc.call = nil
+	}
+	delete(c.calls, cl.id)
+	r.Call, r.Owner = cl.id, cl.owner
+	r.PC, r.CIC = c.peers[cc.peer].group.DPC, cc.cic
+	c.emit(r)
+	c.observe(Observation{Kind: ObsCallEnded, PC: r.PC, Call: cl.id})
+}
+
+// idle returns a circuit to idle (after RLC, or after sending RLC).
+func (c *core) idle(ci int32) {
+	cc := &c.circuits[ci]
+	c.stopCallTimers(ci)
+	cc.state = csIdle
+	c.refresh(ci)
+}
+
+// outseize places an outgoing call.
+func (c *core) outseize(r Outseize) {
+	p, st, detail := c.destination(r)
+	if st != StatusOK {
+		c.result(r.Tag, 0, st, detail, r.Owner)
+		return
+	}
+	pr := &c.peers[p]
+	if r.Called.Digits.Len() == 0 {
+		c.result(r.Tag, 0, StatusBadRequest, "called party number has no digits", r.Owner)
+		return
+	}
+	if !pr.available || !pr.userPart {
+		c.result(r.Tag, 0, StatusDestinationUnavailable, "", r.Owner)
+		return
+	}
+	if h := c.hooks.AdmitOutgoing; h != nil {
+		if st := h(pr.group.DPC); st != StatusOK {
+			c.result(r.Tag, 0, st, "", r.Owner)
+			return
+		}
+	}
+	var ci int32
+	if r.HasCIC {
+		var ok bool
+		if r.CIC < 0 || r.CIC > int(pr.group.Variant.MaxCIC()) {
+			c.result(r.Tag, 0, StatusBadRequest, "CIC out of range", r.Owner)
+			return
+		}
+		ci, ok = c.circuitAt(p, uint16(r.CIC))
+		if !ok || !c.circuits[ci].usable() {
+			c.result(r.Tag, 0, StatusCircuitUnavailable, "", r.Owner)
+			return
+		}
+	} else {
+		var ok bool
+		if ci, ok = c.hunt(p); !ok {
+			c.result(r.Tag, 0, StatusNoCircuit, "", r.Owner)
+			return
+		}
+	}
+	iam := c.buildIAM(p, r)
+	cl := c.newCall(ci, true, r.Owner)
+	cl.iam = iam
+	c.stats.CallsOut++
+	c.sendIAM(p, cl)
+	c.emit(Result{Tag: r.Tag, Call: cl.id, Status: StatusOK, Owner: r.Owner, DPC: pr.group.DPC, CIC: c.circuits[ci].cic})
+}
+
+// destination resolves an outseize's route or point code to a peer.
+func (c *core) destination(r Outseize) (int, Status, string) {
+	if r.Route != "" {
+		p, ok := c.peerByName[r.Route]
+		if !ok {
+			return 0, StatusUnknownDestination, "no route named " + r.Route
+		}
+		return p, StatusOK, ""
+	}
+	p, ok := c.peerByPC[r.DPC]
+	if !ok {
+		return 0, StatusUnknownDestination, "no circuit group towards that point code"
+	}
+	return p, StatusOK, ""
+}
+
+func (c *core) buildIAM(p int, r Outseize) *isup.InitialAddress {
+	v := c.variant(p)
+	iam := &isup.InitialAddress{
+		NatureOfConnection:   r.NatureOfConnection,
+		ForwardCall:          r.ForwardCall,
+		CallingPartyCategory: r.Category,
+		CalledParty:          r.Called,
+		Optional:             append(isup.Optional(nil), r.Optional...),
+	}
+	if iam.ForwardCall == 0 {
+		iam.ForwardCall = isup.NewForwardCallIndicators(true, isup.ISUPPreferred, false)
+	}
+	if iam.CallingPartyCategory == 0 {
+		iam.CallingPartyCategory = isup.CategoryOrdinary
+	}
+	if v == isup.ANSI {
+		iam.UserServiceInfo = isup.NewUserServiceInformation(isup.ITCSpeech, isup.Layer1MuLaw)
+	} else {
+		iam.TransmissionMedium = isup.TMRSpeech
+	}
+	if r.Calling != nil {
+		_ = iam.Optional.Set(*r.Calling) // a calling number always fits
+	}
+	return iam
+}
+
+func (c *core) sendIAM(p int, cl *call) {
+	cc := &c.circuits[cl.circ]
+	cl.iam.CIC = cc.cic
+	c.send(p, cl.iam)
+	c.startTimer(cl.circ, tT7)
+	c.observe(Observation{Kind: ObsCallStarted, PC: c.peers[p].group.DPC, Call: cl.id})
+}
+
+// repeatAttempt moves an outgoing call that has had no backward message to
+// another circuit (glare lost, or the circuit was blocked under it), once.
+// The old circuit is left to the caller.
+func (c *core) repeatAttempt(p int, cl *call, reason string) {
+	old := cl.circ
+	c.stopCallTimers(old)
+	if c.circuits[old].call == cl {
+		c.circuits[old].call = nil
+	}
+	ci, ok := c.hunt(p)
+	if cl.retried || !ok {
+		cl.circ = old
+		c.endCall(cl, Released{Cause: isup.CauseNoCircuitAvailable, Location: isup.LocationPublicLocal, Reason: reason})
+		return
+	}
+	cl.retried = true
+	cl.circ = ci
+	cc := &c.circuits[ci]
+	cc.call, cc.state = cl, csOutgoing
+	c.refresh(ci)
+	c.stats.RepeatAttempts++
+	c.sendIAM(p, cl)
+}
+
+// onIAM handles an incoming IAM, including dual seizure.
+func (c *core) onIAM(p int, ci int32, m *isup.InitialAddress) {
+	cc := &c.circuits[ci]
+	pr := &c.peers[p]
+	switch cc.state {
+	case csOutgoing:
+		cl := cc.call
+		if cl == nil || cl.phase != phSetup || cl.iam == nil {
+			c.stats.Unexpected++ // an IAM on a call already under way: not glare
+			return
+		}
+		c.stats.Glare++
+		if cc.flags&flagControl != 0 {
+			return // we control this CIC: their IAM is discarded, they back off
+		}
+		// We yield: our call is repeated on another circuit, theirs takes this one.
+		cc.state = csIdle
+		c.stats.GlareRetries++
+		c.repeatAttempt(p, cl, "dual seizure lost, no circuit for a repeat attempt")
+	case csIdle:
+	default:
+		c.stats.Unexpected++
+		return
+	}
+	if cc.block&blkRemoteMaint != 0 {
+		// Q.764 §2.8.2.3: an IAM unblocks a remotely maintenance-blocked circuit.
+		cc.block &^= blkRemoteMaint
+	}
+	if cc.block&(blkLocalMaint|blkLocalHW) != 0 && m.CallingPartyCategory != isup.CategoryTest {
+		// They should not seize a circuit we blocked: remind them, drop the IAM.
+		c.send(p, &isup.Simple{Kind: isup.BLO, Circuit: isup.Circuit{CIC: cc.cic}})
+		c.stats.Unexpected++
+		return
+	}
+	if cc.block&blkRemoteHW != 0 || pr.group.Direction == OutgoingOnly || cc.pend&(pendRSC|pendGRS) != 0 {
+		c.rejectIAM(p, ci, isup.CauseCircuitNotAvailable)
+		return
+	}
+	if h := c.hooks.AdmitIncoming; h != nil && !h(pr.group.DPC) {
+		c.stats.Shed++
+		c.rejectIAM(p, ci, isup.CauseSwitchingCongestion)
+		return
+	}
+	cl := c.newCall(ci, false, nil)
+	c.stats.CallsIn++
+	cl.iam = m
+	if cc := m.NatureOfConnection.ContinuityCheck(); cc == 1 || cc == 2 {
+		cl.phase = phWaitCOT
+		c.startTimer(ci, tT8)
+		return
+	}
+	c.offer(p, cl)
+}
+
+// rejectIAM releases an incoming seizure before any call exists for a host.
+func (c *core) rejectIAM(p int, ci int32, cause uint8) {
+	cc := &c.circuits[ci]
+	cc.state = csIncoming
+	c.refresh(ci)
+	c.sendREL(p, ci, cause, isup.LocationPublicLocal)
+}
+
+func (c *core) offer(p int, cl *call) {
+	cc := &c.circuits[cl.circ]
+	pr := &c.peers[p]
+	iam := cl.iam
+	cl.iam = nil
+	c.emit(Incoming{Call: cl.id, OPC: pr.group.DPC, Route: pr.group.Name, CIC: cc.cic, IAM: iam})
+}
+
+// onCOT ends the wait for a continuity check result.
+func (c *core) onCOT(p int, ci int32, m *isup.Continuity) {
+	cl := c.circuits[ci].call
+	if cl == nil || cl.outgoing || cl.phase != phWaitCOT {
+		c.stats.Unexpected++
+		return
+	}
+	c.stopTimer(ci, tT8)
+	if m.Indicators.Successful() {
+		cl.phase = phSetup
+		c.offer(p, cl)
+		return
+	}
+	// Continuity failed: the call is abandoned, the far end releases and may
+	// re-test with CCR within T27.
+	cl.iam = nil
+	c.endCall(cl, Released{Cause: isup.CauseTemporaryFailure, Location: isup.LocationPublicLocal, Remote: true, Reason: "continuity check failed"})
+	c.startTimer(ci, tT27)
+}
+
+// onBackward handles ACM, CPG, CON and ANM for an outgoing call.
+func (c *core) onBackward(p int, ci int32, m isup.Message) {
+	cl := c.circuits[ci].call
+	if cl == nil || !cl.outgoing {
+		c.unexpectedOnIdle(p, ci)
+		return
+	}
+	if cl.phase == phSetup {
+		c.stopTimer(ci, tT7)
+		cl.iam = nil // no repeat attempt after a backward message
+		c.observe(Observation{Kind: ObsBackward, PC: c.peers[p].group.DPC, Call: cl.id})
+	}
+	switch m.MessageType() {
+	case isup.ACM:
+		if cl.phase == phSetup {
+			cl.phase = phAlerting
+			c.startTimer(ci, tT9)
+		}
+		c.emit(CallProgress{Call: cl.id, Owner: cl.owner, Message: m})
+	case isup.CPG:
+		if cl.phase == phSetup {
+			cl.phase = phAlerting
+		}
+		c.emit(CallProgress{Call: cl.id, Owner: cl.owner, Message: m})
+	case isup.CON, isup.ANM:
+		if cl.phase == phAnswered {
+			c.stats.Unexpected++
+			return
+		}
+		c.stopTimer(ci, tT9)
+		cl.phase = phAnswered
+		c.emit(Answered{Call: cl.id, Owner: cl.owner, Message: m})
+	}
+}
+
+// unexpectedOnIdle answers a call message on a circuit with no call: Q.764
+// §2.9.5 resets the circuit so both ends agree it is idle.
+func (c *core) unexpectedOnIdle(p int, ci int32) {
+	c.stats.Unexpected++
+	if c.circuits[ci].state == csIdle && c.circuits[ci].pend&pendRSC == 0 {
+		c.sendRSC(p, ci, false)
+	}
+}
+
+// onREL handles a release from the far end.
+func (c *core) onREL(p int, ci int32, m *isup.Release) {
+	cc := &c.circuits[ci]
+	acl := m.ACL()
+	c.observe(Observation{Kind: ObsRELReceived, PC: c.peers[p].group.DPC, ACL: acl})
+	if cl := cc.call; cl != nil {
+		c.endCall(cl, Released{Cause: m.Cause.Value, Location: m.Cause.Location, ACL: acl, Remote: true})
+	}
+	// Whatever the state (a call, our own REL crossing theirs, our RSC, idle):
+	// answer with RLC and the circuit is idle.
+	if cc.pend&pendRSC != 0 {
+		cc.pend &^= pendRSC
+		c.stopTimer(ci, tT16)
+		c.stopTimer(ci, tT17)
+	}
+	c.send(p, &isup.ReleaseComplete{Circuit: isup.Circuit{CIC: cc.cic}})
+	c.idle(ci)
+}
+
+// onRLC completes a release or a circuit reset.
+func (c *core) onRLC(p int, ci int32) {
+	cc := &c.circuits[ci]
+	switch {
+	case cc.pend&pendRSC != 0:
+		cc.pend &^= pendRSC
+		c.stopTimer(ci, tT16)
+		c.stopTimer(ci, tT17)
+		c.idle(ci)
+	case cc.state == csReleasing:
+		c.idle(ci)
+	case cc.call != nil:
+		// RLC without our REL: the far end considers the circuit idle.
+		c.endCall(cc.call, Released{Cause: isup.CauseNormalUnspecified, Location: isup.LocationPublicLocal, Remote: true, Reason: "RLC without REL"})
+		c.idle(ci)
+	default:
+		c.stats.Unexpected++ // RLC on an idle circuit is discarded
+	}
+}
+
+// sendREL releases the circuit towards the far end with T1 and T5 running.
+func (c *core) sendREL(p int, ci int32, cause, location uint8) {
+	cc := &c.circuits[ci]
+	c.stopCallTimers(ci)
+	cc.state = csReleasing
+	cc.relCause = cause
+	c.refresh(ci)
+	c.send(p, c.buildREL(p, cc.cic, cause, location))
+	c.startTimer(ci, tT1)
+	c.startTimer(ci, tT5)
+}
+
+// buildREL makes a REL, with the Automatic Congestion Level while congestion
+// control asks for one (every REL we send, Q.764 §2.11).
+func (c *core) buildREL(p int, cic uint16, cause, location uint8) *isup.Release {
+	rel := &isup.Release{Circuit: isup.Circuit{CIC: cic}, Cause: isup.NewCause(location, cause)}
+	if h := c.hooks.ReleaseACL; h != nil {
+		if acl := h(); acl != 0 {
+			if c.variant(p) == isup.ITU && acl > 2 {
+				acl = 2 // ITU defines levels 1 and 2 only
+			}
+			_ = rel.Optional.Set(acl)
+		}
+	}
+	return rel
+}
+
+// releaseCall ends a call from our side: REL to the network, Released to the host.
+func (c *core) releaseCall(cl *call, cause, location uint8, reason string, remote bool) {
+	ci := cl.circ
+	p := int(c.circuits[ci].peer)
+	c.endCall(cl, Released{Cause: cause, Location: location, Remote: remote, Reason: reason})
+	c.sendREL(p, ci, cause, location)
+	c.circuits[ci].call = nil
+}
+
+func (c *core) callFor(tag uint64, id CallID) (*call, bool) {
+	cl, ok := c.calls[id]
+	if !ok {
+		c.result(tag, id, StatusUnknownCall, "", nil)
+	}
+	return cl, ok
+}
+
+func (c *core) alert(r Alert) {
+	cl, ok := c.callFor(r.Tag, r.Call)
+	if !ok {
+		return
+	}
+	if cl.outgoing || cl.phase != phSetup {
+		c.result(r.Tag, r.Call, StatusInvalidState, "alert needs an incoming call not yet alerted", cl.owner)
+		return
+	}
+	bci := r.BCI
+	if bci == 0 {
+		bci = isup.NewBackwardCallIndicators(0, 1, 1, true) // subscriber free, ordinary, ISUP all the way
+	}
+	p := int(c.circuits[cl.circ].peer)
+	c.send(p, &isup.AddressComplete{Circuit: isup.Circuit{CIC: c.circuits[cl.circ].cic}, BackwardCall: bci})
+	cl.phase, cl.acmSent = phAlerting, true
+	c.result(r.Tag, r.Call, StatusOK, "", cl.owner)
+}
+
+func (c *core) progress(r Progress) {
+	cl, ok := c.callFor(r.Tag, r.Call)
+	if !ok {
+		return
+	}
+	if cl.outgoing || cl.phase == phWaitCOT {
+		c.result(r.Tag, r.Call, StatusInvalidState, "progress needs an incoming call", cl.owner)
+		return
+	}
+	p := int(c.circuits[cl.circ].peer)
+	c.send(p, &isup.CallProgress{Circuit: isup.Circuit{CIC: c.circuits[cl.circ].cic}, Event: r.Event})
+	c.result(r.Tag, r.Call, StatusOK, "", cl.owner)
+}
+
+func (c *core) answer(r Answer) {
+	cl, ok := c.callFor(r.Tag, r.Call)
+	if !ok {
+		return
+	}
+	if cl.outgoing || cl.phase == phAnswered || cl.phase == phWaitCOT {
+		c.result(r.Tag, r.Call, StatusInvalidState, "answer needs an incoming call not yet answered", cl.owner)
+		return
+	}
+	ci := cl.circ
+	p := int(c.circuits[ci].peer)
+	cic := isup.Circuit{CIC: c.circuits[ci].cic}
+	switch {
+	case cl.acmSent:
+		c.send(p, &isup.Answer{Circuit: cic})
+	case c.variant(p) == isup.ITU:
+		c.send(p, &isup.Connect{Circuit: cic, BackwardCall: isup.NewBackwardCallIndicators(0, 1, 1, true)})
+	default: // ANSI has no CON: ACM then ANM
+		c.send(p, &isup.AddressComplete{Circuit: cic, BackwardCall: isup.NewBackwardCallIndicators(0, 1, 1, true)})
+		c.send(p, &isup.Answer{Circuit: cic})
+	}
+	cl.phase = phAnswered
+	c.result(r.Tag, r.Call, StatusOK, "", cl.owner)
+}
+
+func (c *core) release(r Release) {
+	cl, ok := c.callFor(r.Tag, r.Call)
+	if !ok {
+		return
+	}
+	cause := r.Cause
+	if cause == 0 {
+		cause = isup.CauseNormalClearing
+	}
+	loc := r.Location
+	if loc == 0 {
+		loc = isup.LocationPrivateLocal
+	}
+	owner := cl.owner
+	c.result(r.Tag, r.Call, StatusOK, "", owner)
+	c.releaseCall(cl, cause, loc, "released by host", false)
+}
+
+// onSuspendResume supervises SUS/RES on an answered call (T2 user, T6 network).
+func (c *core) onSuspendResume(p int, ci int32, m *isup.SuspendResume) {
+	cl := c.circuits[ci].call
+	if cl == nil || cl.phase != phAnswered {
+		c.stats.Unexpected++
+		return
+	}
+	k := tT2
+	if m.Indicators.NetworkInitiated() {
+		k = tT6
+	}
+	if m.Kind == isup.SUS {
+		c.startTimer(ci, k)
+	} else {
+		c.stopTimer(ci, tT2)
+		c.stopTimer(ci, tT6)
+	}
+	c.emit(CallProgress{Call: cl.id, Owner: cl.owner, Message: m})
+}
+
+// onOLM: the far exchange is overloaded and refuses our call on this circuit.
+// The call ends with cause 42 and the circuit is held until T3 (DSI behaviour).
+func (c *core) onOLM(p int, ci int32) {
+	cc := &c.circuits[ci]
+	cl := cc.call
+	if cl == nil || !cl.outgoing || cl.phase != phSetup {
+		c.stats.Unexpected++
+		return
+	}
+	c.stopCallTimers(ci)
+	c.endCall(cl, Released{Cause: isup.CauseSwitchingCongestion, Location: isup.LocationPublicLocal, Remote: true, Reason: "overload (OLM)"})
+	cc.state = csHeld
+	c.refresh(ci)
+	c.startTimer(ci, tT3)
+}
+
+// callTimerExpired handles the call timers; false if k is not one.
+func (c *core) callTimerExpired(ci int32, k timerKind) bool {
+	cc := &c.circuits[ci]
+	p := int(cc.peer)
+	cl := cc.call
+	switch k {
+	case tT7: // no backward message for our IAM
+		if cl != nil {
+			c.observe(Observation{Kind: ObsT7Expired, PC: c.peers[p].group.DPC, Call: cl.id})
+			c.releaseCall(cl, isup.CauseNormalUnspecified, isup.LocationPublicLocal, "T7 expired: no backward message", true)
+		}
+	case tT9: // no answer
+		if cl != nil {
+			c.releaseCall(cl, isup.CauseNoAnswer, isup.LocationPublicLocal, "T9 expired: no answer", true)
+		}
+	case tT8: // no COT
+		if cl != nil {
+			cl.iam = nil
+			c.releaseCall(cl, isup.CauseTemporaryFailure, isup.LocationPublicLocal, "T8 expired: no continuity result", true)
+		}
+	case tT2, tT6: // suspended too long
+		if cl != nil {
+			c.releaseCall(cl, isup.CauseRecoveryOnTimerExpiry, isup.LocationPublicLocal, k.String()+" expired: suspended too long", true)
+		}
+	case tT1:
+		c.send(p, c.buildREL(p, cc.cic, cc.relCause, isup.LocationPublicLocal))
+		c.startTimer(ci, tT1)
+	case tT5: // the far end never answered our REL: reset the circuit
+		c.stopTimer(ci, tT1)
+		cc.state = csIdle
+		c.emit(Alarm{Kind: AlarmCircuitReset, PC: c.peers[p].group.DPC, CIC: cc.cic, Text: "T5 expired: no RLC for REL, circuit reset"})
+		c.sendRSC(p, ci, true)
+	case tT3: // overload hold over: clear the circuit
+		cc.state = csIdle
+		c.sendREL(p, ci, isup.CauseSwitchingCongestion, isup.LocationPublicLocal)
+	case tT27: // no re-test after a failed continuity check
+		cc.state = csIdle
+		c.sendRSC(p, ci, false)
+	default:
+		return false
+	}
+	return true
+}

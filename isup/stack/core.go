@@ -1,0 +1,289 @@
+package stack
+
+import (
+	"time"
+
+	"github.com/isupgw/isupgw/isup"
+	"github.com/isupgw/isupgw/mtp"
+)
+
+// Stats counts what the core did; the loop copies them for metrics.
+type Stats struct {
+	Received, Sent      [256]uint64 // by message type
+	DecodeErrors        uint64
+	NotForUs            uint64 // wrong SI or DPC
+	UnknownPeer         uint64
+	UnknownCIC          uint64 // UCIC sent (or discarded when the message was a UCIC)
+	Unexpected          uint64 // messages that do not fit the circuit's state
+	Glare               uint64
+	GlareRetries        uint64
+	RepeatAttempts      uint64
+	CallsOut, CallsIn   uint64
+	Refused             map[Status]uint64
+	UnrecognisedMessage uint64
+	UnrecognisedParam   uint64
+	Shed                uint64 // inbound messages the admission hook refused
+	TimerExpiries       [numTimers]uint64
+}
+
+// Hooks let congestion control steer the core without the core knowing how it
+// decides. A nil hook admits everything.
+type Hooks struct {
+	// AdmitOutgoing is asked before an IAM is sent; a non-OK status refuses the
+	// outseize with that status.
+	AdmitOutgoing func(dpc mtp.PointCode) Status
+	// AdmitIncoming is asked for a new incoming IAM; false releases it at once
+	// with cause 42 (switching equipment congestion).
+	AdmitIncoming func(opc mtp.PointCode) bool
+	// ReleaseACL is the Automatic Congestion Level to put in every REL we send
+	// (0 for none).
+	ReleaseACL func() isup.AutomaticCongestionLevel
+	// Observe sees every inbound REL (for ACC) and the outcome of every call
+	// attempt; it must not block.
+	Observe func(Observation)
+}
+
+// Observation is what congestion control learns from traffic.
+type Observation struct {
+	Kind ObservationKind
+	PC   mtp.PointCode
+	ACL  isup.AutomaticCongestionLevel
+	Call CallID
+}
+
+// ObservationKind names an Observation.
+type ObservationKind uint8
+
+// Observations.
+const (
+	ObsRELReceived ObservationKind = iota + 1 // ACL set if the REL carried one
+	ObsCallStarted                            // outgoing IAM sent
+	ObsCallEnded                              // a call (either direction) ended
+	ObsT7Expired                              // no backward message for an IAM
+	ObsBackward                               // a backward message arrived for an outgoing call
+)
+
+// core owns every circuit and call. It is not safe for concurrent use: the
+// Stack's loop is its only caller.
+type core struct {
+	cfg        Config
+	hooks      Hooks
+	now        time.Time
+	circuits   []circuit
+	peers      []peer
+	peerByPC   map[mtp.PointCode]int
+	peerByName map[string]int
+	calls      map[CallID]*call
+	nextID     CallID
+	timerq     timerHeap
+	timerOrd   uint64
+	groupOps   map[int32]groupOp
+	stats      Stats
+	// out sends an encoded message; it must not keep payload after returning.
+	out  func(lbl mtp.Label, payload []byte)
+	emit func(Event)
+	buf  [272]byte // largest ISUP message: 3 + 255 octets of parameters and more
+	// persist is called when the set of locally blocked circuits changed.
+	persist func()
+}
+
+func newCore(cfg Config, now time.Time, out func(mtp.Label, []byte), emit func(Event)) *core {
+	cfg.Timers = cfg.Timers.withDefaults()
+	c := &core{
+		cfg: cfg, now: now, out: out, emit: emit,
+		peerByPC: map[mtp.PointCode]int{}, peerByName: map[string]int{},
+		calls: map[CallID]*call{}, groupOps: map[int32]groupOp{},
+	}
+	c.stats.Refused = map[Status]uint64{}
+	c.buildCircuits()
+	return c
+}
+
+// send encodes m for peer p and hands it to the MTP with a label whose SLS keeps
+// each circuit's messages in order.
+func (c *core) send(p int, m isup.Message) {
+	pr := &c.peers[p]
+	v := pr.group.Variant
+	buf := c.buf[:]
+	if n := isup.MarshalLen(m, v); n > len(buf) {
+		buf = make([]byte, n)
+	}
+	n, err := isup.MarshalTo(buf, m, v)
+	if err != nil {
+		c.stats.DecodeErrors++ // our own message cannot be encoded: a bug, counted
+		return
+	}
+	t := m.MessageType()
+	lbl := mtp.Label{OPC: c.cfg.OPC, DPC: pr.group.DPC, SI: mtp.SIISUP, NI: c.cfg.NI, SLS: sls(m.CircuitID(), v)}
+	if v == isup.ANSI {
+		lbl.MP = ansiPriority(t)
+	}
+	c.stats.Sent[t]++
+	c.out(lbl, buf[:n])
+}
+
+// sls derives the signalling link selection from the CIC so that all messages of
+// a circuit take one path and stay in order (4 bits ITU, 5 bits ANSI).
+func sls(cic uint16, v isup.Variant) uint8 {
+	if v == isup.ANSI {
+		return uint8(cic & 0x1f)
+	}
+	return uint8(cic & 0x0f)
+}
+
+// ansiPriority is the MTP message priority of an ANSI ISUP message (T1.113): IAMs
+// and circuit maintenance lowest so that they are shed first under MTP congestion.
+func ansiPriority(t isup.MessageType) uint8 {
+	switch t {
+	case isup.ANM, isup.RLC:
+		return 2
+	case isup.ACM, isup.REL, isup.CPG, isup.COT, isup.CCR, isup.LPA, isup.UCIC, isup.SUS, isup.RES, isup.INR, isup.INF:
+		return 1
+	}
+	return 0
+}
+
+// receive handles one MTP-TRANSFER indication. The core keeps b (decoded
+// messages alias it), so the caller must not reuse it.
+func (c *core) receive(lbl mtp.Label, b []byte) {
+	if lbl.SI != mtp.SIISUP || lbl.DPC != c.cfg.OPC {
+		c.stats.NotForUs++
+		return
+	}
+	p, ok := c.peerByPC[lbl.OPC]
+	if !ok {
+		c.stats.UnknownPeer++
+		return
+	}
+	pr := &c.peers[p]
+	if !pr.userPart {
+		c.userPartAvailable(p) // any message proves the far user part is back
+	}
+	m, err := isup.Decode(b, pr.group.Variant)
+	if err != nil {
+		c.stats.DecodeErrors++
+		return
+	}
+	t := m.MessageType()
+	c.stats.Received[t]++
+	ci, ok := c.circuitAt(p, m.CircuitID())
+	if !ok {
+		c.stats.UnknownCIC++
+		if t != isup.UCIC {
+			c.send(p, &isup.Simple{Kind: isup.UCIC, Circuit: isup.Circuit{CIC: m.CircuitID()}})
+		}
+		return
+	}
+	if !c.compatible(p, ci, m) {
+		return
+	}
+	c.dispatch(p, ci, m)
+}
+
+func (c *core) dispatch(p int, ci int32, m isup.Message) {
+	switch x := m.(type) {
+	case *isup.InitialAddress:
+		c.onIAM(p, ci, x)
+	case *isup.AddressComplete, *isup.CallProgress, *isup.Connect, *isup.Answer:
+		c.onBackward(p, ci, m)
+	case *isup.Release:
+		c.onREL(p, ci, x)
+	case *isup.ReleaseComplete:
+		c.onRLC(p, ci)
+	case *isup.SuspendResume:
+		c.onSuspendResume(p, ci, x)
+	case *isup.Continuity:
+		c.onCOT(p, ci, x)
+	case *isup.InformationRequest:
+		// We keep no information to offer beyond the IAM: say so (Q.764 §2.1.6).
+		c.send(p, &isup.Information{Circuit: x.Circuit, Indicators: 0x0001})
+	case *isup.Simple:
+		c.onSimple(p, ci, x)
+	case *isup.GroupReset:
+		c.onGroupReset(p, ci, x)
+	case *isup.GroupSupervision:
+		c.onGroupSupervision(p, ci, x)
+	case *isup.CircuitQuery:
+		c.onCQM(p, ci, x)
+	case *isup.CircuitQueryResponse:
+		c.onCQR(p, ci, x)
+	default:
+		// SAM, INF, CFN, FAC, APM and the rest: part of a call, passed to its host.
+		if cl := c.circuits[ci].call; cl != nil {
+			c.emit(CallProgress{Call: cl.id, Owner: cl.owner, Message: m})
+			return
+		}
+		if x, ok := m.(*isup.Generic); ok && x.Kind == isup.UPT {
+			c.send(p, &isup.Generic{Kind: isup.UPA, Circuit: x.Circuit, Optional: isup.Optional{}})
+			return
+		}
+		c.stats.Unexpected++
+	}
+}
+
+// onSimple handles the messages that are only a CIC and a type.
+func (c *core) onSimple(p int, ci int32, m *isup.Simple) {
+	switch m.Kind {
+	case isup.BLO:
+		c.onBLO(p, ci)
+	case isup.UBL:
+		c.onUBL(p, ci)
+	case isup.BLA:
+		c.onBLA(p, ci)
+	case isup.UBA:
+		c.onUBA(p, ci)
+	case isup.RSC:
+		c.onRSC(p, ci)
+	case isup.UCIC:
+		c.onUCIC(p, ci)
+	case isup.OLM:
+		c.onOLM(p, ci)
+	case isup.CCR:
+		// The loop-back itself is in the media path, outside a signaling gateway:
+		// acknowledge so the far end can run its check.
+		c.send(p, &isup.Simple{Kind: isup.LPA, Circuit: m.Circuit})
+	default: // LPA, CRA, CVT
+		c.stats.Unexpected++
+	}
+}
+
+// request handles one host request.
+func (c *core) request(r Request) {
+	switch x := r.(type) {
+	case Outseize:
+		c.outseize(x)
+	case Alert:
+		c.alert(x)
+	case Progress:
+		c.progress(x)
+	case Answer:
+		c.answer(x)
+	case Release:
+		c.release(x)
+	case Accept:
+		cl, ok := c.calls[x.Call]
+		if !ok {
+			c.result(x.Tag, x.Call, StatusUnknownCall, "", nil)
+			return
+		}
+		cl.owner = x.Owner
+		c.result(x.Tag, x.Call, StatusOK, "", cl.owner)
+	case Maintenance:
+		c.maintenance(x)
+	default:
+		c.emit(Result{Status: StatusBadRequest, Detail: "unknown request"})
+	}
+}
+
+func (c *core) result(tag uint64, id CallID, st Status, detail string, owner any) {
+	if st != StatusOK {
+		c.stats.Refused[st]++
+	}
+	c.emit(Result{Tag: tag, Call: id, Status: st, Detail: detail, Owner: owner})
+}
+
+func (c *core) observe(o Observation) {
+	if c.hooks.Observe != nil {
+		c.hooks.Observe(o)
+	}
+}

@@ -1,0 +1,256 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/isupgw/isupgw/mtp"
+)
+
+// Queue names one of the stack's two queues.
+type Queue uint8
+
+// Queues.
+const (
+	Inbound  Queue = iota // messages and indications from the MTP
+	Outbound              // requests from hosts
+)
+
+func (d Queue) String() string {
+	if d == Inbound {
+		return "inbound"
+	}
+	return "outbound"
+}
+
+// Transfer sends one MTP-TRANSFER request. It must not keep m.Payload after it
+// returns (the stack reuses the buffer).
+type Transfer func(m *mtp.Message) error
+
+// Stack runs the core in one goroutine fed by two bounded queues.
+type Stack struct {
+	core     *core
+	transfer Transfer
+	sink     func(Event)
+	inbound  chan item
+	outbound chan item
+	now      func() time.Time
+	// slow, when set, runs before every item: a test hook that makes the loop
+	// slower than its input, to drive congestion.
+	slow        func()
+	transferErr uint64
+	started     chan struct{}
+}
+
+type item struct {
+	msg   mtp.Message
+	ev    mtp.Event
+	req   Request
+	probe *probe
+	fn    func(*core)
+}
+
+type probe struct {
+	dir  Queue
+	sent time.Time
+	done func(time.Duration)
+}
+
+// Option configures a Stack.
+type Option func(*Stack)
+
+// WithQueueSize sets the capacity of each queue (default 65536). A full queue
+// blocks its writer, which is the back-pressure the MTP and hosts feel.
+func WithQueueSize(n int) Option {
+	return func(s *Stack) {
+		s.inbound, s.outbound = make(chan item, n), make(chan item, n)
+	}
+}
+
+// WithHooks lets congestion control admit calls and set the REL's ACL.
+func WithHooks(h Hooks) Option { return func(s *Stack) { s.core.hooks = h } }
+
+// WithClock replaces time.Now (tests).
+func WithClock(now func() time.Time) Option { return func(s *Stack) { s.now = now } }
+
+// WithSlowdown runs f before each queued item (tests and the demo use it to make
+// the loop slower than its input).
+func WithSlowdown(f func()) Option { return func(s *Stack) { s.slow = f } }
+
+// New builds a stack. Events go to sink from the loop goroutine: sink must not
+// block. Messages go out through transfer.
+func New(cfg Config, transfer Transfer, sink func(Event), opts ...Option) (*Stack, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if transfer == nil || sink == nil {
+		return nil, errors.New("stack: transfer and sink are required")
+	}
+	s := &Stack{transfer: transfer, sink: sink, now: time.Now, started: make(chan struct{})}
+	s.core = newCore(cfg, time.Now(), s.out, sink)
+	WithQueueSize(65536)(s)
+	for _, o := range opts {
+		o(s)
+	}
+	s.core.now = s.now()
+	if cfg.StateFile != "" {
+		st, err := loadState(cfg.StateFile)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.core.applyState(st); err != nil {
+			return nil, err
+		}
+		path := cfg.StateFile
+		s.core.persist = func() {
+			if err := saveState(path, s.core.currentState()); err != nil {
+				s.sink(Alarm{Kind: AlarmBlockingUnanswered, Text: "cannot save the blocking state: " + err.Error()})
+			}
+		}
+	}
+	return s, nil
+}
+
+func (s *Stack) out(lbl mtp.Label, payload []byte) {
+	m := mtp.Message{Label: lbl, Payload: payload}
+	if err := s.transfer(&m); err != nil {
+		s.transferErr++
+	}
+}
+
+// Run processes the queues and timers until ctx ends.
+func (s *Stack) Run(ctx context.Context) error {
+	c := s.core
+	c.advance(s.now())
+	c.start()
+	close(s.started)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var armed time.Time
+	for {
+		if at, ok := c.nextDeadline(); ok && !at.Equal(armed) {
+			armed = at
+			timer.Reset(time.Until(at))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case it := <-s.inbound:
+			s.handle(it)
+		case it := <-s.outbound:
+			s.handle(it)
+		case <-timer.C:
+			armed = time.Time{}
+		}
+		c.advance(s.now())
+	}
+}
+
+func (s *Stack) handle(it item) {
+	if s.slow != nil {
+		s.slow()
+	}
+	c := s.core
+	switch {
+	case it.probe != nil:
+		it.probe.done(s.now().Sub(it.probe.sent))
+	case it.fn != nil:
+		it.fn(c)
+	case it.req != nil:
+		c.advance(s.now())
+		c.request(it.req)
+	case it.ev != nil:
+		c.mtpEvent(it.ev)
+	default:
+		c.advance(s.now())
+		c.receive(it.msg.Label, it.msg.Payload)
+	}
+}
+
+// Deliver queues an MTP-TRANSFER indication. The stack keeps m.Payload.
+func (s *Stack) Deliver(m mtp.Message) { s.inbound <- item{msg: m} }
+
+// MTPEvent queues an MTP status indication.
+func (s *Stack) MTPEvent(e mtp.Event) { s.inbound <- item{ev: e} }
+
+// Submit queues a host request; its Result comes through the sink.
+func (s *Stack) Submit(r Request) { s.outbound <- item{req: r} }
+
+// Probe sends a marker through a queue; done gets the time it waited, from the
+// loop goroutine. This is the queue delay a new message would see.
+func (s *Stack) Probe(d Queue, done func(time.Duration)) {
+	it := item{probe: &probe{dir: d, sent: s.now(), done: done}}
+	if d == Inbound {
+		s.inbound <- it
+	} else {
+		s.outbound <- it
+	}
+}
+
+// QueueLen reports how many items wait in a queue.
+func (s *Stack) QueueLen(d Queue) int {
+	if d == Inbound {
+		return len(s.inbound)
+	}
+	return len(s.outbound)
+}
+
+// Snapshot is a consistent view of the stack, taken in the loop.
+type Snapshot struct {
+	Stats           Stats
+	Calls           int
+	PendingTimers   int
+	CircuitsByState map[string]int
+	TransferErrors  uint64
+}
+
+// Inspect returns a Snapshot, waiting for the loop to produce it.
+func (s *Stack) Inspect(ctx context.Context) (Snapshot, error) {
+	ch := make(chan Snapshot, 1)
+	select {
+	case s.outbound <- item{fn: func(c *core) { ch <- s.snapshot() }}:
+	case <-ctx.Done():
+		return Snapshot{}, ctx.Err()
+	}
+	select {
+	case snap := <-ch:
+		return snap, nil
+	case <-ctx.Done():
+		return Snapshot{}, ctx.Err()
+	}
+}
+
+func (s *Stack) snapshot() Snapshot {
+	c := s.core
+	st := c.stats
+	st.Refused = make(map[Status]uint64, len(c.stats.Refused))
+	for k, v := range c.stats.Refused {
+		st.Refused[k] = v
+	}
+	return Snapshot{Stats: st, Calls: len(c.calls), PendingTimers: c.pendingTimers(), CircuitsByState: c.circuitCounts(), TransferErrors: s.transferErr}
+}
+
+// circuitCounts counts circuits by a readable state name.
+func (c *core) circuitCounts() map[string]int {
+	out := map[string]int{}
+	for i := range c.circuits {
+		out[c.circuits[i].describe()]++
+	}
+	return out
+}
+
+func (cc *circuit) describe() string {
+	s := [...]string{"idle", "outgoing busy", "incoming busy", "releasing", "held"}[cc.state]
+	if cc.block&(blkLocalMaint|blkLocalHW) != 0 {
+		s += ", locally blocked"
+	}
+	if cc.block&(blkRemoteMaint|blkRemoteHW) != 0 {
+		s += ", remotely blocked"
+	}
+	if cc.pend != 0 {
+		s += fmt.Sprintf(", awaiting ack 0x%x", cc.pend)
+	}
+	return s
+}

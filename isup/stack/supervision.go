@@ -1,0 +1,552 @@
+package stack
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/isupgw/isupgw/isup"
+	"github.com/isupgw/isupgw/mtp"
+)
+
+// MaintenanceOp is a circuit supervision action asked for by an operator.
+type MaintenanceOp uint8
+
+// Maintenance operations.
+const (
+	OpBlock   MaintenanceOp = iota + 1 // BLO, or CGB for a range or hardware blocking
+	OpUnblock                          // UBL, or CGU
+	OpReset                            // RSC, or GRS for a range
+	OpQuery                            // CQM
+)
+
+// Maintenance acts on CIC..CIC+Range of a circuit group. Its Result says whether
+// the message went out; the far end's acknowledgement stops the timers, and an
+// unacknowledged one raises an alarm.
+type Maintenance struct {
+	Tag      uint64
+	Op       MaintenanceOp
+	DPC      mtp.PointCode
+	Route    string
+	CIC      uint16
+	Range    uint8
+	Hardware bool // hardware-failure oriented (blocking only)
+}
+
+func (Maintenance) request() {}
+
+// groupOp remembers a group message awaiting acknowledgement, keyed by the
+// circuit index of its first CIC.
+type groupOp struct {
+	kind isup.MessageType
+	msg  isup.Message
+}
+
+func (c *core) maintenance(r Maintenance) {
+	p, st, detail := c.destination(Outseize{DPC: r.DPC, Route: r.Route})
+	if st != StatusOK {
+		c.result(r.Tag, 0, st, detail, nil)
+		return
+	}
+	head, ok := c.circuitAt(p, r.CIC)
+	if !ok {
+		c.result(r.Tag, 0, StatusCircuitUnavailable, fmt.Sprintf("CIC %d is not in the group", r.CIC), nil)
+		return
+	}
+	if int(r.CIC)+int(r.Range) > int(c.variant(p).MaxCIC()) {
+		c.result(r.Tag, 0, StatusBadRequest, "range beyond the largest CIC", nil)
+		return
+	}
+	switch r.Op {
+	case OpBlock, OpUnblock:
+		c.setLocalBlocking(p, head, r.CIC, r.Range, r.Hardware, r.Op == OpBlock)
+	case OpReset:
+		if r.Range == 0 {
+			c.resetCircuitLocally(p, head, "circuit reset by maintenance")
+			c.sendRSC(p, head, false)
+		} else {
+			if r.Range > 31 {
+				c.result(r.Tag, 0, StatusBadRequest, "a group reset covers at most 32 circuits", nil)
+				return
+			}
+			c.sendGRS(p, r.CIC, r.Range)
+		}
+	case OpQuery:
+		if r.Range > 31 {
+			c.result(r.Tag, 0, StatusBadRequest, "a query covers at most 32 circuits", nil)
+			return
+		}
+		c.send(p, &isup.CircuitQuery{Circuit: isup.Circuit{CIC: r.CIC}, RangeAndStatus: isup.RangeAndStatus{Range: r.Range}})
+		c.startTimer(head, tT28)
+	default:
+		c.result(r.Tag, 0, StatusBadRequest, "unknown maintenance operation", nil)
+		return
+	}
+	c.result(r.Tag, 0, StatusOK, "", nil)
+}
+
+// setLocalBlocking blocks or unblocks CIC..CIC+rng locally and tells the far end.
+func (c *core) setLocalBlocking(p int, head int32, cic uint16, rng uint8, hw, block bool) {
+	bit := blkLocalMaint
+	if hw {
+		bit = blkLocalHW
+	}
+	if rng == 0 && !hw {
+		cc := &c.circuits[head]
+		if block {
+			cc.block |= bit
+			cc.pend = cc.pend&^pendUBL | pendBLO
+			c.stopTimer(head, tT14)
+			c.stopTimer(head, tT15)
+			c.send(p, &isup.Simple{Kind: isup.BLO, Circuit: isup.Circuit{CIC: cic}})
+			c.startTimer(head, tT12)
+			c.startTimer(head, tT13)
+		} else {
+			cc.block &^= bit
+			cc.pend = cc.pend&^pendBLO | pendUBL
+			c.stopTimer(head, tT12)
+			c.stopTimer(head, tT13)
+			c.send(p, &isup.Simple{Kind: isup.UBL, Circuit: isup.Circuit{CIC: cic}})
+			c.startTimer(head, tT14)
+			c.startTimer(head, tT15)
+		}
+		c.refresh(head)
+		c.blockingChanged()
+		return
+	}
+	// A group message covers at least two circuits: one circuit is range 1 with
+	// only its own status bit set.
+	only := rng == 0
+	if only {
+		rng = 1
+	}
+	rs := isup.NewRangeAndStatus(rng, true)
+	for i := 0; i <= int(rng) && !(only && i > 0); i++ {
+		ci, ok := c.circuitAt(p, cic+uint16(i))
+		if !ok {
+			continue
+		}
+		cc := &c.circuits[ci]
+		if block {
+			cc.block |= bit
+			if hw && cc.call != nil {
+				// Hardware failure: calls on the circuit end without REL (Q.764 §2.8.2).
+				c.endCall(cc.call, Released{Cause: isup.CauseTemporaryFailure, Location: isup.LocationPublicLocal, Reason: "hardware blocking"})
+				c.idle(ci)
+			}
+		} else {
+			cc.block &^= bit
+		}
+		c.refresh(ci)
+		rs.SetBit(i, true)
+	}
+	kind, t1, t2 := isup.CGB, tT18, tT19
+	if !block {
+		kind, t1, t2 = isup.CGU, tT20, tT21
+	}
+	typ := isup.MaintenanceOriented
+	if hw {
+		typ = isup.HardwareFailureOriented
+	}
+	m := &isup.GroupSupervision{Kind: kind, Circuit: isup.Circuit{CIC: cic}, Type: typ, RangeAndStatus: rs}
+	c.groupOps[head] = groupOp{kind: kind, msg: m}
+	c.send(p, m)
+	c.startTimer(head, t1)
+	c.startTimer(head, t2)
+	c.blockingChanged()
+}
+
+func (c *core) blockingChanged() {
+	if c.persist != nil {
+		c.persist()
+	}
+}
+
+// resetCircuitLocally ends whatever is on a circuit without signaling: the first
+// half of RSC, GRS and hardware blocking.
+func (c *core) resetCircuitLocally(p int, ci int32, reason string) {
+	cc := &c.circuits[ci]
+	if cl := cc.call; cl != nil {
+		c.endCall(cl, Released{Cause: isup.CauseTemporaryFailure, Location: isup.LocationPublicLocal, Remote: true, Reason: reason})
+	}
+	c.stopCallTimers(ci)
+	c.stopTimer(ci, tT3)
+	cc.state = csIdle
+	c.refresh(ci)
+}
+
+// sendRSC resets one circuit: T16 and T17, or T17 alone after T5 (Q.764 §2.9.3.1).
+func (c *core) sendRSC(p int, ci int32, afterT5 bool) {
+	cc := &c.circuits[ci]
+	cc.pend |= pendRSC
+	c.refresh(ci)
+	c.send(p, &isup.Simple{Kind: isup.RSC, Circuit: isup.Circuit{CIC: cc.cic}})
+	if !afterT5 {
+		c.startTimer(ci, tT16)
+	}
+	c.startTimer(ci, tT17)
+}
+
+// sendGRS resets CIC..CIC+rng (at most 32 circuits); the GRA ends it.
+func (c *core) sendGRS(p int, cic uint16, rng uint8) {
+	head, ok := c.circuitAt(p, cic)
+	if !ok {
+		return
+	}
+	for i := 0; i <= int(rng); i++ {
+		if ci, ok := c.circuitAt(p, cic+uint16(i)); ok {
+			c.resetCircuitLocally(p, ci, "circuit group reset")
+			c.circuits[ci].pend |= pendGRS
+			c.refresh(ci)
+		}
+	}
+	m := &isup.GroupReset{Kind: isup.GRS, Circuit: isup.Circuit{CIC: cic}, RangeAndStatus: isup.RangeAndStatus{Range: rng}}
+	c.groupOps[head] = groupOp{kind: isup.GRS, msg: m}
+	c.send(p, m)
+	c.startTimer(head, tT22)
+	c.startTimer(head, tT23)
+}
+
+// resetGroup sends GRS for every circuit of a peer, in runs of consecutive CICs
+// of at most 32.
+func (c *core) resetGroup(p int) {
+	pr := &c.peers[p]
+	pr.resetDone = true
+	var runStart, prev uint16
+	n := 0
+	flush := func() {
+		if n > 0 {
+			c.sendGRS(p, runStart, uint8(n-1))
+		}
+	}
+	for i := pr.first; i < pr.first+pr.count; i++ {
+		cic := c.circuits[i].cic
+		if n > 0 && (cic != prev+1 || n == 32) {
+			flush()
+			n = 0
+		}
+		if n == 0 {
+			runStart = cic
+		}
+		prev = cic
+		n++
+	}
+	flush()
+}
+
+func (c *core) onBLO(p int, ci int32) {
+	cc := &c.circuits[ci]
+	cc.block |= blkRemoteMaint
+	c.send(p, &isup.Simple{Kind: isup.BLA, Circuit: isup.Circuit{CIC: cc.cic}})
+	if cl := cc.call; cl != nil && cl.outgoing && cl.phase == phSetup && cl.iam != nil {
+		// Blocked under an IAM with no backward message: release it here and repeat
+		// the attempt on another circuit (Q.764 §2.8.2.1).
+		c.repeatAttempt(p, cl, "circuit blocked, no circuit for a repeat attempt")
+		c.sendREL(p, ci, isup.CauseNormalUnspecified, isup.LocationPublicLocal)
+	}
+	c.refresh(ci)
+}
+
+func (c *core) onUBL(p int, ci int32) {
+	cc := &c.circuits[ci]
+	cc.block &^= blkRemoteMaint
+	c.send(p, &isup.Simple{Kind: isup.UBA, Circuit: isup.Circuit{CIC: cc.cic}})
+	c.refresh(ci)
+}
+
+func (c *core) onBLA(p int, ci int32) {
+	cc := &c.circuits[ci]
+	if cc.pend&pendBLO == 0 {
+		c.stats.Unexpected++
+		return
+	}
+	cc.pend &^= pendBLO
+	c.stopTimer(ci, tT12)
+	c.stopTimer(ci, tT13)
+}
+
+func (c *core) onUBA(p int, ci int32) {
+	cc := &c.circuits[ci]
+	if cc.pend&pendUBL == 0 {
+		c.stats.Unexpected++
+		return
+	}
+	cc.pend &^= pendUBL
+	c.stopTimer(ci, tT14)
+	c.stopTimer(ci, tT15)
+}
+
+// onRSC: the far end resets one circuit.
+func (c *core) onRSC(p int, ci int32) {
+	cc := &c.circuits[ci]
+	c.resetCircuitLocally(p, ci, "circuit reset by the far end")
+	cc.block &^= blkRemoteMaint
+	if cc.pend&pendRSC != 0 { // both ends reset at once: their RSC completes ours
+		cc.pend &^= pendRSC
+		c.stopTimer(ci, tT16)
+		c.stopTimer(ci, tT17)
+	}
+	c.send(p, &isup.ReleaseComplete{Circuit: isup.Circuit{CIC: cc.cic}})
+	if cc.block&blkLocalMaint != 0 {
+		// Q.764 §2.9.3.1: a locally blocked circuit is re-announced after a reset.
+		c.send(p, &isup.Simple{Kind: isup.BLO, Circuit: isup.Circuit{CIC: cc.cic}})
+	}
+	c.refresh(ci)
+}
+
+// onUCIC: the far end has no such circuit. It is blocked here so it is not used,
+// and an attempt on it is repeated elsewhere.
+func (c *core) onUCIC(p int, ci int32) {
+	cc := &c.circuits[ci]
+	if cl := cc.call; cl != nil && cl.outgoing && cl.phase == phSetup && cl.iam != nil {
+		c.repeatAttempt(p, cl, "circuit unequipped at the far end")
+	} else if cl != nil {
+		c.endCall(cl, Released{Cause: isup.CauseCircuitNotAvailable, Location: isup.LocationPublicLocal, Remote: true, Reason: "circuit unequipped at the far end"})
+	}
+	c.stopCallTimers(ci)
+	cc.state = csIdle
+	cc.block |= blkLocalMaint
+	c.refresh(ci)
+	c.emit(Alarm{Kind: AlarmUnequippedCircuit, PC: c.peers[p].group.DPC, CIC: cc.cic, Text: "UCIC received: circuit blocked locally"})
+	c.blockingChanged()
+}
+
+// onGroupReset handles GRS (reset our circuits, answer GRA) and GRA (our reset is
+// done; learn the far end's blocking and re-announce ours).
+func (c *core) onGroupReset(p int, ci int32, m *isup.GroupReset) {
+	if m.Kind == isup.GRS {
+		if m.RangeAndStatus.Range > 31 {
+			c.stats.Unexpected++ // Q.763: GRS covers at most 32 circuits
+			return
+		}
+		gra := &isup.GroupReset{Kind: isup.GRA, Circuit: m.Circuit, RangeAndStatus: isup.NewRangeAndStatus(m.RangeAndStatus.Range, true)}
+		c.forRange(p, m.CIC, m.RangeAndStatus.Range, func(i int, ci int32) {
+			cc := &c.circuits[ci]
+			c.resetCircuitLocally(p, ci, "circuit group reset by the far end")
+			cc.block &^= blkRemoteMaint
+			if cc.pend&pendRSC != 0 {
+				cc.pend &^= pendRSC
+				c.stopTimer(ci, tT16)
+				c.stopTimer(ci, tT17)
+			}
+			if cc.block&blkLocalMaint != 0 {
+				gra.RangeAndStatus.SetBit(i, true)
+			}
+			c.refresh(ci)
+		})
+		c.send(p, gra)
+		return
+	}
+	op, ok := c.groupOps[ci]
+	if !ok || op.kind != isup.GRS {
+		c.stats.Unexpected++
+		return
+	}
+	delete(c.groupOps, ci)
+	c.stopTimer(ci, tT22)
+	c.stopTimer(ci, tT23)
+	c.forRange(p, m.CIC, m.RangeAndStatus.Range, func(i int, ci int32) {
+		cc := &c.circuits[ci]
+		cc.pend &^= pendGRS
+		if m.RangeAndStatus.Bit(i) {
+			cc.block |= blkRemoteMaint
+		} else {
+			cc.block &^= blkRemoteMaint
+		}
+		if cc.block&blkLocalMaint != 0 {
+			// Q.764 §2.9.3.2: our local blocking is re-announced after the reset.
+			cc.pend |= pendBLO
+			c.send(p, &isup.Simple{Kind: isup.BLO, Circuit: isup.Circuit{CIC: cc.cic}})
+			c.startTimer(ci, tT12)
+			c.startTimer(ci, tT13)
+		}
+		c.refresh(ci)
+	})
+}
+
+// forRange calls f for each of our circuits in CIC..CIC+rng with its offset.
+func (c *core) forRange(p int, cic uint16, rng uint8, f func(i int, ci int32)) {
+	for i := 0; i <= int(rng); i++ {
+		if ci, ok := c.circuitAt(p, cic+uint16(i)); ok {
+			f(i, ci)
+		}
+	}
+}
+
+// onGroupSupervision handles CGB/CGU (act on the circuits whose status bit is
+// set, acknowledge with the same bits) and CGBA/CGUA (our request is done).
+func (c *core) onGroupSupervision(p int, ci int32, m *isup.GroupSupervision) {
+	rs := m.RangeAndStatus
+	if rs.Status == nil || rs.Range == 0 {
+		c.stats.Unexpected++
+		return
+	}
+	hw := m.Type.Kind() == uint8(isup.HardwareFailureOriented)
+	bit := blkRemoteMaint
+	if hw {
+		bit = blkRemoteHW
+	}
+	switch m.Kind {
+	case isup.CGB, isup.CGU:
+		ack := &isup.GroupSupervision{Kind: isup.CGBA, Circuit: m.Circuit, Type: m.Type, RangeAndStatus: isup.NewRangeAndStatus(rs.Range, true)}
+		if m.Kind == isup.CGU {
+			ack.Kind = isup.CGUA
+		}
+		n := 0
+		c.forRange(p, m.CIC, rs.Range, func(i int, ci int32) {
+			if !rs.Bit(i) {
+				return
+			}
+			cc := &c.circuits[ci]
+			if m.Kind == isup.CGB {
+				cc.block |= bit
+				if hw && cc.call != nil {
+					c.resetCircuitLocally(p, ci, "hardware blocking by the far end")
+				} else if cl := cc.call; cl != nil && cl.outgoing && cl.phase == phSetup && cl.iam != nil {
+					c.repeatAttempt(p, cl, "circuit blocked, no circuit for a repeat attempt")
+					c.sendREL(p, ci, isup.CauseNormalUnspecified, isup.LocationPublicLocal)
+				}
+			} else {
+				cc.block &^= bit
+			}
+			c.refresh(ci)
+			ack.RangeAndStatus.SetBit(i, true)
+			n++
+		})
+		c.send(p, ack)
+		if m.Kind == isup.CGB && n > 0 {
+			c.emit(Alarm{Kind: AlarmRemoteBlocked, PC: c.peers[p].group.DPC, CIC: m.CIC, Range: rs.Range, Text: fmt.Sprintf("far end blocked %d circuits", n)})
+		}
+	case isup.CGBA, isup.CGUA:
+		want := isup.CGB
+		t1, t2 := tT18, tT19
+		if m.Kind == isup.CGUA {
+			want, t1, t2 = isup.CGU, tT20, tT21
+		}
+		op, ok := c.groupOps[ci]
+		if !ok || op.kind != want {
+			c.stats.Unexpected++
+			return
+		}
+		delete(c.groupOps, ci)
+		c.stopTimer(ci, t1)
+		c.stopTimer(ci, t2)
+	}
+}
+
+// onCQM answers a circuit group query with each circuit's state.
+func (c *core) onCQM(p int, ci int32, m *isup.CircuitQuery) {
+	rng := m.RangeAndStatus.Range
+	if rng > 31 {
+		c.stats.Unexpected++
+		return
+	}
+	states := make(isup.CircuitStateIndicator, int(rng)+1)
+	for i := range states {
+		states[i] = isup.NewCircuitState(3, 0, 0) // unequipped unless found below
+	}
+	c.forRange(p, m.CIC, rng, func(i int, ci int32) { states[i] = c.circuitState(ci) })
+	c.send(p, &isup.CircuitQueryResponse{Circuit: m.Circuit, RangeAndStatus: isup.RangeAndStatus{Range: rng}, States: states})
+}
+
+// circuitState codes a circuit for a CQR (Q.763 §3.14).
+func (c *core) circuitState(ci int32) byte {
+	cc := &c.circuits[ci]
+	both := func(local, remote uint8) uint8 {
+		v := uint8(0)
+		if cc.block&local != 0 {
+			v |= isup.BlockingLocal
+		}
+		if cc.block&remote != 0 {
+			v |= isup.BlockingRemote
+		}
+		return v
+	}
+	maint, hw := both(blkLocalMaint, blkRemoteMaint), both(blkLocalHW, blkRemoteHW)
+	var cp uint8
+	switch cc.state {
+	case csIdle:
+		cp = isup.CallStateIdle
+	case csIncoming:
+		cp = isup.CallStateIncomingBusy
+	case csOutgoing:
+		cp = isup.CallStateOutgoingBusy
+	default:
+		return isup.NewCircuitState(0, 0, 0) // transient
+	}
+	return isup.NewCircuitState(maint, cp, hw)
+}
+
+// onCQR reports the far end's view of the circuits we queried.
+func (c *core) onCQR(p int, ci int32, m *isup.CircuitQueryResponse) {
+	if !c.timerRunning(ci, tT28) {
+		c.stats.Unexpected++
+		return
+	}
+	c.stopTimer(ci, tT28)
+	var sb strings.Builder
+	for i := range m.States {
+		fmt.Fprintf(&sb, "%d:%02x ", int(m.CIC)+i, m.States[i])
+	}
+	c.emit(Alarm{Kind: AlarmQueryResult, PC: c.peers[p].group.DPC, CIC: m.CIC, Range: m.RangeAndStatus.Range, Text: strings.TrimSpace(sb.String())})
+}
+
+// supervisionTimerExpired handles T12-T23, T16/T17 and T28.
+func (c *core) supervisionTimerExpired(ci int32, k timerKind) {
+	cc := &c.circuits[ci]
+	p := int(cc.peer)
+	pc := c.peers[p].group.DPC
+	resend := func(m isup.Message, again, stop timerKind, long bool) {
+		if long {
+			c.stopTimer(ci, stop)
+			c.emit(Alarm{Kind: AlarmBlockingUnanswered, PC: pc, CIC: cc.cic, Text: k.String() + " expired: " + m.MessageType().String() + " unacknowledged"})
+		}
+		c.send(p, m)
+		c.startTimer(ci, again)
+	}
+	simple := func(t isup.MessageType) isup.Message {
+		return &isup.Simple{Kind: t, Circuit: isup.Circuit{CIC: cc.cic}}
+	}
+	switch k {
+	case tT12:
+		resend(simple(isup.BLO), tT12, tT12, false)
+	case tT13:
+		resend(simple(isup.BLO), tT13, tT12, true)
+	case tT14:
+		resend(simple(isup.UBL), tT14, tT14, false)
+	case tT15:
+		resend(simple(isup.UBL), tT15, tT14, true)
+	case tT16:
+		resend(simple(isup.RSC), tT16, tT16, false)
+	case tT17:
+		c.stopTimer(ci, tT16)
+		c.emit(Alarm{Kind: AlarmCircuitReset, PC: pc, CIC: cc.cic, Text: "T17 expired: RSC unacknowledged"})
+		c.send(p, simple(isup.RSC))
+		c.startTimer(ci, tT17)
+	case tT18, tT19, tT20, tT21, tT22, tT23:
+		op, ok := c.groupOps[ci]
+		if !ok {
+			return
+		}
+		long := k == tT19 || k == tT21 || k == tT23
+		short := map[timerKind]timerKind{tT19: tT18, tT21: tT20, tT23: tT22}[k]
+		if long {
+			c.stopTimer(ci, short)
+			kind := AlarmBlockingUnanswered
+			if k == tT23 {
+				kind = AlarmGroupResetUnanswered
+			}
+			c.emit(Alarm{Kind: kind, PC: pc, CIC: cc.cic, Text: k.String() + " expired: " + op.kind.String() + " unacknowledged"})
+		}
+		c.send(p, op.msg)
+		c.startTimer(ci, k)
+	case tT28:
+		c.emit(Alarm{Kind: AlarmQueryResult, PC: pc, CIC: cc.cic, Text: "T28 expired: no answer to CQM"})
+	}
+}
+
+// timerExpired dispatches a circuit timer.
+func (c *core) timerExpired(ci int32, k timerKind) {
+	if !c.callTimerExpired(ci, k) {
+		c.supervisionTimerExpired(ci, k)
+	}
+}
