@@ -1,0 +1,417 @@
+package stack
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/isupgw/isupgw/isup"
+	"github.com/isupgw/isupgw/mtp"
+)
+
+func TestGlareWeControl(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	_, cic := h.outseize(Outseize{}) // odd: ours (lower point code controls odd CICs)
+	h.takeSent()
+	h.recv(h.iam(cic))
+	h.expectEvents("") // their IAM is discarded
+	h.expectSent("")
+	if h.c.stats.Glare != 1 {
+		t.Fatalf("glare count %d", h.c.stats.Glare)
+	}
+	h.recv(&isup.AddressComplete{Circuit: isup.Circuit{CIC: cic}})
+	h.expectEvents("progress:ACM")
+}
+
+func TestGlareWeYieldAndRepeatOnce(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	id, _ := h.outseize(Outseize{HasCIC: true, CIC: 2}) // even: theirs
+	h.expectSent("IAM:2")
+	h.recv(h.iam(2))
+	// Our call moves to the first idle CIC we control; theirs is offered on 2.
+	h.expectSent("IAM:1")
+	ev := h.expectEvents("incoming")[0].(Incoming)
+	if ev.CIC != 2 {
+		t.Fatalf("incoming on CIC %d", ev.CIC)
+	}
+	if h.c.calls[id] == nil || h.c.calls[id].circ != h.c.peers[0].cicIndex[1] {
+		t.Fatal("our call was not moved to CIC 1")
+	}
+	// A second dual seizure on a CIC we do not control ends the call: one repeat only.
+	h2 := newHarness(t, Config{OPC: 3, NI: 2, Groups: []Group{{DPC: peerPC, CICs: []CICRange{{1, 4}}}}}) // higher PC: we control even
+	h2.c.cfg.OPC = 3
+	id2, cic := h2.outseize(Outseize{HasCIC: true, CIC: 1})
+	h2.takeSent()
+	h2.c.receive(mtp.Label{OPC: peerPC, DPC: 3, SI: 5}, mustMarshal(t, h2.iam(cic)))
+	moved := h2.takeSent()
+	if len(moved) != 1 || moved[0].CircuitID() == 1 {
+		t.Fatalf("repeat attempt: %s", types(moved))
+	}
+	h2.takeEvents()
+	h2.c.receive(mtp.Label{OPC: peerPC, DPC: 3, SI: 5}, mustMarshal(t, h2.iam(moved[0].CircuitID())))
+	if moved[0].CircuitID()%2 == 0 {
+		// We controlled the new CIC: no second glare resolution against us.
+		h2.expectEvents("")
+		return
+	}
+	evs := h2.takeEvents()
+	if len(evs) != 2 || evs[0].(Released).Call != id2 || evs[0].(Released).Cause != isup.CauseNoCircuitAvailable {
+		t.Fatalf("second glare: %q", eventNames(evs))
+	}
+}
+
+func mustMarshal(t *testing.T, m isup.Message) []byte {
+	b, err := isup.Marshal(m, isup.ITU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestLocalBlockingWithTimersAndAlarm(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 1})
+	h.expectEvents("result:ok")
+	h.expectSent("BLO:1")
+	h.advance(DefaultTimers.T12)
+	h.expectSent("BLO:1")
+	h.advance(DefaultTimers.T13 - DefaultTimers.T12)
+	sent := h.takeSent()
+	if len(sent) < 2 || sent[len(sent)-1].MessageType() != isup.BLO {
+		t.Fatalf("T13: %s", types(sent))
+	}
+	h.expectEvents("alarm:4")
+	h.recv(simple(isup.BLA, 1))
+	if h.c.pendingTimers() != 0 {
+		t.Fatal("BLA did not stop T12/T13")
+	}
+	if _, cic := h.outseize(Outseize{}); cic == 1 {
+		t.Fatal("hunted a locally blocked circuit")
+	}
+	h.c.request(Maintenance{Op: OpUnblock, DPC: peerPC, CIC: 1})
+	h.takeEvents()
+	h.expectSent("IAM:3 UBL:1")
+	h.recv(simple(isup.UBA, 1))
+	if h.c.circuits[0].block != 0 || h.c.circuits[0].pend != 0 {
+		t.Fatalf("CIC 1 after UBA: %s", h.c.circuits[0].describe())
+	}
+}
+
+func TestRemoteBlockingDuringCalls(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	// An answered call survives a BLO; new calls avoid the circuit.
+	id := h.incoming(1)
+	h.c.request(Answer{Call: id})
+	h.takeEvents()
+	h.takeSent()
+	h.recv(simple(isup.BLO, 1))
+	h.expectSent("BLA:1")
+	if h.c.calls[id] == nil {
+		t.Fatal("BLO ended an answered call")
+	}
+	h.recv(rel(1, isup.CauseNormalClearing))
+	h.takeEvents()
+	h.takeSent()
+	if _, cic := h.outseize(Outseize{}); cic == 1 {
+		t.Fatal("hunted a remotely blocked circuit")
+	}
+	h.takeSent()
+	// A BLO under an IAM with no backward message: REL there, repeat elsewhere.
+	h.recv(simple(isup.BLO, 3))
+	h.expectSent("BLA:3 IAM:5 REL:3")
+	h.expectEvents("")
+	h.recv(simple(isup.UBL, 1))
+	h.expectSent("UBA:1")
+	h.recv(rlc(3))
+	// An IAM on a remotely blocked circuit unblocks it (Q.764 §2.8.2.3).
+	h.recv(h.iam(3))
+	h.expectEvents("incoming")
+	if h.c.circuits[h.c.peers[0].cicIndex[3]].block != 0 {
+		t.Fatal("IAM did not clear the remote blocking")
+	}
+}
+
+func TestGroupBlockingWithStatusBits(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	// Far end blocks CICs 10, 12 and 13 of 10..17 (maintenance).
+	cgb := &isup.GroupSupervision{Kind: isup.CGB, Circuit: isup.Circuit{CIC: 10}, RangeAndStatus: isup.RangeAndStatus{Range: 7, Status: []byte{0b00001101}}}
+	h.recv(cgb)
+	ack := h.expectSent("CGBA:10")[0].(*isup.GroupSupervision)
+	if ack.RangeAndStatus.Status[0] != 0b00001101 || ack.RangeAndStatus.Range != 7 {
+		t.Fatalf("CGBA status %08b", ack.RangeAndStatus.Status[0])
+	}
+	h.expectEvents("alarm:6")
+	for cic, want := range map[uint16]bool{10: true, 11: false, 12: true, 13: true, 14: false} {
+		ci := h.c.peers[0].cicIndex[cic]
+		if got := h.c.circuits[ci].block&blkRemoteMaint != 0; got != want {
+			t.Errorf("CIC %d remotely blocked = %v", cic, got)
+		}
+	}
+	// Hardware blocking ends a call on the circuit without REL.
+	id := h.incoming(20)
+	hw := &isup.GroupSupervision{Kind: isup.CGB, Type: isup.HardwareFailureOriented, Circuit: isup.Circuit{CIC: 20}, RangeAndStatus: isup.RangeAndStatus{Range: 1, Status: []byte{0x01}}}
+	h.recv(hw)
+	h.expectSent("CGBA:20")
+	if ev := h.expectEvents("released:41 alarm:6"); ev[0].(Released).Call != id {
+		t.Fatal("wrong call released")
+	}
+	cgu := &isup.GroupSupervision{Kind: isup.CGU, Circuit: isup.Circuit{CIC: 10}, RangeAndStatus: isup.RangeAndStatus{Range: 7, Status: []byte{0b00000100}}}
+	h.recv(cgu)
+	h.expectSent("CGUA:10")
+	if h.c.circuits[h.c.peers[0].cicIndex[12]].block != 0 || h.c.circuits[h.c.peers[0].cicIndex[10]].block == 0 {
+		t.Fatal("CGU acted on the wrong circuits")
+	}
+	// A range of 0 is not allowed in CGB.
+	h.recv(&isup.GroupSupervision{Kind: isup.CGB, Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.RangeAndStatus{Range: 0, Status: []byte{1}}})
+	h.expectSent("")
+}
+
+func TestLocalGroupBlockingT18T19(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 1, Range: 9, Hardware: true})
+	h.takeEvents()
+	m := h.expectSent("CGB:1")[0].(*isup.GroupSupervision)
+	if m.Type != isup.HardwareFailureOriented || m.RangeAndStatus.Ones() != 10 {
+		t.Fatalf("CGB %+v", m)
+	}
+	h.advance(DefaultTimers.T18)
+	h.expectSent("CGB:1")
+	h.advance(DefaultTimers.T19 - DefaultTimers.T18)
+	h.takeSent()
+	h.expectEvents("alarm:4")
+	h.recv(&isup.GroupSupervision{Kind: isup.CGBA, Type: isup.HardwareFailureOriented, Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: m.RangeAndStatus})
+	if h.c.pendingTimers() != 0 {
+		t.Fatal("CGBA did not stop T18/T19")
+	}
+}
+
+func TestGroupResetDuringCalls(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	idIn := h.incoming(2)
+	idOut, cic := h.outseize(Outseize{})
+	h.takeSent()
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 4})
+	h.takeEvents()
+	h.takeSent()
+	h.recv(&isup.GroupReset{Kind: isup.GRS, Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.RangeAndStatus{Range: 4}})
+	evs := h.expectEvents("released:41 released:41")
+	if ids := map[CallID]bool{evs[0].(Released).Call: true, evs[1].(Released).Call: true}; !ids[idIn] || !ids[idOut] {
+		t.Fatal("GRS did not release both calls")
+	}
+	gra := h.expectSent("GRA:1")[0].(*isup.GroupReset)
+	if gra.RangeAndStatus.Status[0] != 0b01000 { // CIC 4 is locally blocked: bit 3
+		t.Fatalf("GRA status %05b", gra.RangeAndStatus.Status[0])
+	}
+	if len(h.c.calls) != 0 || cic != 1 {
+		t.Fatalf("calls left %d", len(h.c.calls))
+	}
+}
+
+func TestStartupResetAndReannouncedBlocking(t *testing.T) {
+	cfg := testConfig(isup.ITU)
+	cfg.Groups[0].CICs = []CICRange{{1, 40}, {100, 101}}
+	cfg.ResetOnStart = true
+	h := newHarness(t, cfg)
+	h.c.circuits[h.c.peers[0].cicIndex[5]].block |= blkLocalMaint
+	h.c.start()
+	// Runs of consecutive CICs, at most 32 each.
+	sent := h.expectSent("GRS:1 GRS:33 GRS:100")
+	if r := sent[0].(*isup.GroupReset).RangeAndStatus.Range; r != 31 {
+		t.Fatalf("first GRS range %d", r)
+	}
+	if _, ok := h.c.hunt(0); ok {
+		t.Fatal("circuits in a pending reset are huntable")
+	}
+	h.advance(DefaultTimers.T22)
+	h.expectSent("GRS:1 GRS:33 GRS:100")
+	gra := &isup.GroupReset{Kind: isup.GRA, Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.NewRangeAndStatus(31, true)}
+	gra.RangeAndStatus.SetBit(1, true) // they have CIC 2 locally blocked
+	h.recv(gra)
+	h.expectSent("BLO:5") // ours is re-announced
+	if h.c.circuits[h.c.peers[0].cicIndex[2]].block&blkRemoteMaint == 0 {
+		t.Fatal("GRA status bit did not block CIC 2 remotely")
+	}
+	h.advance(DefaultTimers.T23)
+	h.takeSent()
+	if evs := h.takeEvents(); !strings.Contains(eventNames(evs), "alarm:3") {
+		t.Fatalf("no T23 alarm for the unanswered resets: %q", eventNames(evs))
+	}
+}
+
+func TestCircuitQuery(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	h.incoming(2)
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 3})
+	h.takeEvents()
+	h.takeSent()
+	h.recv(&isup.CircuitQuery{Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.RangeAndStatus{Range: 2}})
+	cqr := h.expectSent("CQR:1")[0].(*isup.CircuitQueryResponse)
+	want := []byte{isup.NewCircuitState(0, isup.CallStateIdle, 0), isup.NewCircuitState(0, isup.CallStateIncomingBusy, 0), isup.NewCircuitState(isup.BlockingLocal, isup.CallStateIdle, 0)}
+	if string(cqr.States) != string(want) {
+		t.Fatalf("CQR states % X, want % X", []byte(cqr.States), want)
+	}
+	h.c.request(Maintenance{Op: OpQuery, DPC: peerPC, CIC: 5, Range: 1})
+	h.takeEvents()
+	h.expectSent("CQM:5")
+	h.recv(&isup.CircuitQueryResponse{Circuit: isup.Circuit{CIC: 5}, RangeAndStatus: isup.RangeAndStatus{Range: 1}, States: isup.CircuitStateIndicator{0x0c, 0x0c}})
+	if a := h.expectEvents("alarm:7")[0].(Alarm); a.Text != "5:0c 6:0c" {
+		t.Fatalf("query result %q", a.Text)
+	}
+	h.c.request(Maintenance{Op: OpQuery, DPC: peerPC, CIC: 5})
+	h.takeEvents()
+	h.advance(DefaultTimers.T28)
+	h.expectEvents("alarm:7")
+}
+
+func TestUnequippedCircuits(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	h.recv(h.iam(200)) // not ours
+	h.expectSent("UCIC:200")
+	h.recv(simple(isup.UCIC, 300)) // never answered with UCIC
+	h.expectSent("")
+	id, cic := h.outseize(Outseize{})
+	h.takeSent()
+	h.recv(simple(isup.UCIC, cic))
+	h.expectSent("IAM:3") // repeated elsewhere
+	h.expectEvents("alarm:5")
+	if h.c.calls[id] == nil || h.c.circuits[h.c.peers[0].cicIndex[cic]].block&blkLocalMaint == 0 {
+		t.Fatal("UCIC: call not moved or circuit not blocked")
+	}
+}
+
+func TestCompatibilityProcedures(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	// Unknown message type: CFN with cause 97 and the type as diagnostic.
+	h.c.receive(mtp.Label{OPC: peerPC, DPC: ownPC, SI: 5}, []byte{1, 0, 0x7f, 0x01, 0x00})
+	cfn := h.expectSent("CFN:1")[0].(*isup.Confusion)
+	if cfn.Cause.Value != isup.CauseMessageTypeNonExistent || cfn.Cause.Diagnostics[0] != 0x7f {
+		t.Fatalf("CFN %+v", cfn.Cause)
+	}
+	// Unknown message whose compatibility information says release call: REL 97.
+	id := h.incoming(2)
+	mci := isup.MessageCompatibilityInformation{0x82} // release call, last octet
+	h.c.receive(mtp.Label{OPC: peerPC, DPC: ownPC, SI: 5}, []byte{2, 0, 0x7e, 0x01, byte(isup.ParamMessageCompatibility), 1, mci[0], 0})
+	if ev := h.expectEvents("released:97"); ev[0].(Released).Call != id {
+		t.Fatal("wrong call")
+	}
+	h.expectSent("REL:2")
+	h.recv(rlc(2))
+
+	// Unknown parameter, no instructions: discarded, CFN 99, the call goes on
+	// (the exchange in isup.cap answers its IAM this way).
+	iam := h.iam(3)
+	iam.Optional = isup.Optional{{Code: 0xF4, Value: []byte{1, 2}}}
+	h.recv(iam)
+	if c := h.expectSent("CFN:3")[0].(*isup.Confusion); c.Cause.Value != isup.CauseParameterNonExistent || c.Cause.Diagnostics[0] != 0xF4 {
+		t.Fatalf("CFN %+v", c.Cause)
+	}
+	in := h.expectEvents("incoming")[0].(Incoming)
+	if in.IAM.Optional.Has(0xF4) {
+		t.Fatal("unrecognised parameter passed to the host")
+	}
+	// With instructions "release call": the IAM is refused with REL 99.
+	var pci isup.ParameterCompatibilityInformation
+	pci = pci.Append(0xF4, 0x02, 0, 0)
+	iam = h.iam(5)
+	iam.Optional = isup.Optional{{Code: 0xF4, Value: []byte{1}}}
+	_ = iam.Optional.Set(pci)
+	h.recv(iam)
+	if r := h.expectSent("REL:5")[0].(*isup.Release); r.Cause.Value != isup.CauseParameterNonExistent {
+		t.Fatalf("REL cause %d", r.Cause.Value)
+	}
+	h.expectEvents("")
+	// With "discard parameter", no notification: silently dropped.
+	pci = isup.ParameterCompatibilityInformation(nil).Append(0xF4, 0x10, 0, 0)
+	iam = h.iam(7)
+	iam.Optional = isup.Optional{{Code: 0xF4, Value: []byte{1}}}
+	_ = iam.Optional.Set(pci)
+	h.recv(iam)
+	h.expectSent("")
+	h.expectEvents("incoming")
+}
+
+func TestMTPPauseResumeAndUserPart(t *testing.T) {
+	cfg := testConfig(isup.ITU)
+	cfg.ResetOnResume = true
+	cfg.Groups[0].CICs = []CICRange{{1, 4}}
+	h := newHarness(t, cfg)
+	h.c.mtpEvent(mtp.Pause{PC: peerPC})
+	h.expectEvents("alarm:1")
+	h.c.request(Outseize{DPC: peerPC, Called: h.called()})
+	if ev := h.takeEvents(); ev[0].(Result).Status != StatusDestinationUnavailable {
+		t.Fatalf("%q", eventNames(ev))
+	}
+	h.c.mtpEvent(mtp.Resume{PC: peerPC})
+	if a := h.takeEvents()[0].(Alarm); !a.Cleared {
+		t.Fatal("resume did not clear the alarm")
+	}
+	h.expectSent("GRS:1")
+	h.recv(&isup.GroupReset{Kind: isup.GRA, Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.NewRangeAndStatus(3, true)})
+
+	h.c.mtpEvent(mtp.UserPartUnavailable{PC: peerPC, User: mtp.SIISUP, Cause: mtp.UPUInaccessibleRemote})
+	h.expectEvents("alarm:1")
+	h.advance(DefaultTimers.T4)
+	h.expectSent("UPT:1")
+	h.advance(DefaultTimers.T4)
+	h.expectSent("UPT:1")
+	h.recv(&isup.Generic{Kind: isup.UPA, Circuit: isup.Circuit{CIC: 1}, Optional: isup.Optional{}})
+	if a := h.takeEvents()[0].(Alarm); !a.Cleared {
+		t.Fatal("UPA did not clear the alarm")
+	}
+	h.idleAndQuiet()
+	h.outseize(Outseize{})
+}
+
+func TestLocalBlockingSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(isup.ITU)
+	cfg.StateFile = filepath.Join(dir, "state.json")
+	s, err := New(cfg, func(*mtp.Message) error { return nil }, func(Event) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent []string
+	s.core.out = func(lbl mtp.Label, b []byte) {
+		m, _ := isup.Decode(b, isup.ITU)
+		sent = append(sent, types([]isup.Message{m}))
+	}
+	s.core.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 7})
+	s.core.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 9, Hardware: true})
+	b, err := os.ReadFile(cfg.StateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"cic": 7`) || !strings.Contains(string(b), `"hardware": true`) {
+		t.Fatalf("state file:\n%s", b)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.tmp*")); len(m) != 0 {
+		t.Fatalf("temporary files left: %v", m)
+	}
+	// A new stack from the same file starts blocked and says so to the far end.
+	s2, err := New(cfg, func(*mtp.Message) error { return nil }, func(Event) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent = nil
+	s2.core.out = func(lbl mtp.Label, b []byte) {
+		m, _ := isup.Decode(b, isup.ITU)
+		sent = append(sent, types([]isup.Message{m}))
+	}
+	s2.core.start()
+	if strings.Join(sent, " ") != "BLO:7" {
+		t.Fatalf("after restart sent %v", sent)
+	}
+	for _, cic := range []uint16{7, 9} {
+		if s2.core.circuits[s2.core.peers[0].cicIndex[cic]].usable() {
+			t.Errorf("CIC %d unblocked after restart", cic)
+		}
+	}
+	// A broken state file is a clear error.
+	if err := os.WriteFile(cfg.StateFile, []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(cfg, func(*mtp.Message) error { return nil }, func(Event) {}); err == nil || !strings.Contains(err.Error(), "state file") {
+		t.Fatalf("broken state file: %v", err)
+	}
+}
