@@ -30,6 +30,9 @@ func TestOutgoingCallCompletes(t *testing.T) {
 	}
 	h.recv(&isup.Answer{Circuit: isup.Circuit{CIC: cic}})
 	h.expectEvents("answered")
+	if h.c.timerRunning(ci, tT9) {
+		t.Fatal("ANM must stop T9")
+	}
 	h.c.request(Release{Tag: 8, Call: id, Cause: isup.CauseNormalClearing})
 	h.expectEvents("result:ok released:16")
 	r := h.expectSent("REL:1")[0].(*isup.Release)

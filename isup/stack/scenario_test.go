@@ -1,0 +1,227 @@
+package stack
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/isupgw/isupgw/isup"
+	"github.com/isupgw/isupgw/mtp"
+)
+
+// side is one exchange of the scenario: a core, its host's view of its calls, and
+// the bookkeeping that checks every call ends exactly once.
+type side struct {
+	c        *core
+	calls    map[CallID]bool // live calls the host knows
+	released map[CallID]int
+	results  int
+	requests int
+}
+
+type wire struct {
+	lbl     mtp.Label
+	payload []byte
+}
+
+// scenario connects two cores through FIFO links that can be cut.
+type scenario struct {
+	t     *testing.T
+	rng   *rand.Rand
+	now   time.Time
+	a, b  *side
+	links map[mtp.PointCode][]wire // queued messages by destination
+	down  bool
+}
+
+func newScenario(t *testing.T, seed uint64) *scenario {
+	s := &scenario{t: t, rng: rand.New(rand.NewPCG(seed, 1)), now: time.Unix(1_800_000_000, 0), links: map[mtp.PointCode][]wire{}}
+	mk := func(own, other mtp.PointCode) *side {
+		sd := &side{calls: map[CallID]bool{}, released: map[CallID]int{}}
+		cfg := Config{OPC: own, NI: 2, Groups: []Group{{Name: "peer", DPC: other, Variant: isup.ITU, CICs: []CICRange{{1, 48}}}}}
+		sd.c = newCore(cfg, s.now, func(lbl mtp.Label, p []byte) {
+			if !s.down {
+				s.links[lbl.DPC] = append(s.links[lbl.DPC], wire{lbl, append([]byte(nil), p...)})
+			}
+		}, func(e Event) { s.event(sd, e) })
+		return sd
+	}
+	s.a, s.b = mk(1, 2), mk(2, 1)
+	return s
+}
+
+func (s *scenario) event(sd *side, e Event) {
+	switch x := e.(type) {
+	case Result:
+		sd.results++
+		if x.Status == StatusOK && x.Call != 0 {
+			if _, ended := sd.released[x.Call]; !ended {
+				sd.calls[x.Call] = true
+			}
+		}
+	case Incoming:
+		sd.calls[x.Call] = true
+	case Released:
+		sd.released[x.Call]++
+		if sd.released[x.Call] > 1 {
+			s.t.Fatalf("call %d released twice", x.Call)
+		}
+		delete(sd.calls, x.Call)
+	}
+}
+
+func (s *scenario) request(sd *side, r Request) {
+	sd.requests++
+	sd.c.request(r)
+}
+
+// deliver passes up to n queued messages in each direction, in order.
+func (s *scenario) deliver(n int) {
+	for _, sd := range []*side{s.a, s.b} {
+		q := s.links[sd.c.cfg.OPC]
+		k := min(n, len(q))
+		s.links[sd.c.cfg.OPC] = q[k:]
+		for _, w := range q[:k] {
+			sd.c.receive(w.lbl, w.payload)
+		}
+	}
+}
+
+func (s *scenario) advance(d time.Duration) {
+	s.now = s.now.Add(d)
+	s.a.c.advance(s.now)
+	s.b.c.advance(s.now)
+}
+
+func (s *scenario) randomCall(sd *side) (CallID, bool) {
+	if len(sd.calls) == 0 {
+		return 0, false
+	}
+	k := s.rng.IntN(len(sd.calls))
+	for id := range sd.calls {
+		if k == 0 {
+			return id, true
+		}
+		k--
+	}
+	return 0, false
+}
+
+func (s *scenario) step() {
+	sd := s.a
+	if s.rng.IntN(2) == 0 {
+		sd = s.b
+	}
+	other := s.b.c.cfg.OPC
+	if sd == s.b {
+		other = s.a.c.cfg.OPC
+	}
+	called, _ := isup.NewCalledPartyNumber(isup.NAINational, isup.NPIISDN, "12345")
+	switch r := s.rng.IntN(100); {
+	case r < 35:
+		s.request(sd, Outseize{DPC: other, Called: called})
+	case r < 55:
+		if id, ok := s.randomCall(sd); ok {
+			s.request(sd, Alert{Call: id})
+		}
+	case r < 70:
+		if id, ok := s.randomCall(sd); ok {
+			s.request(sd, Answer{Call: id})
+		}
+	case r < 92:
+		if id, ok := s.randomCall(sd); ok {
+			s.request(sd, Release{Call: id, Cause: isup.CauseNormalClearing})
+		}
+	case r < 96:
+		op := OpBlock
+		if s.rng.IntN(2) == 0 {
+			op = OpUnblock
+		}
+		s.request(sd, Maintenance{Op: op, DPC: other, CIC: uint16(1 + s.rng.IntN(48)), Hardware: s.rng.IntN(4) == 0})
+	case r < 98:
+		s.request(sd, Maintenance{Op: OpReset, DPC: other, CIC: uint16(1 + s.rng.IntN(40)), Range: uint8(s.rng.IntN(8))})
+	default:
+		s.request(sd, Maintenance{Op: OpReset, DPC: other, CIC: uint16(1 + s.rng.IntN(48))})
+	}
+	s.deliver(s.rng.IntN(4))
+	s.advance(time.Duration(s.rng.IntN(2000)) * time.Millisecond)
+}
+
+// TestRandomScenario: thousands of random calls and maintenance actions, link
+// outages included; afterwards every circuit on both sides is idle and unblocked,
+// no timer runs, and every call ended exactly once.
+func TestRandomScenario(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		s := newScenario(t, seed)
+		steps := 6000
+		if testing.Short() {
+			steps = 1500
+		}
+		for i := 0; i < steps; i++ {
+			if i%1500 == 700 {
+				s.down = true // association lost for half a minute
+			}
+			if i%1500 == 730 {
+				s.down = false
+			}
+			s.step()
+		}
+		s.settle()
+		for name, sd := range map[string]*side{"A": s.a, "B": s.b} {
+			if len(sd.calls) != 0 {
+				t.Errorf("seed %d %s: %d calls never released", seed, name, len(sd.calls))
+			}
+			if sd.results != sd.requests {
+				t.Errorf("seed %d %s: %d requests, %d results", seed, name, sd.requests, sd.results)
+			}
+			for i := range sd.c.circuits {
+				cc := &sd.c.circuits[i]
+				if cc.state != csIdle || cc.block != 0 || cc.pend != 0 || cc.call != nil {
+					t.Errorf("seed %d %s CIC %d: %s", seed, name, cc.cic, cc.describe())
+				}
+			}
+			if n := sd.c.pendingTimers(); n != 0 {
+				t.Errorf("seed %d %s: %d timers running", seed, name, n)
+			}
+			if len(sd.c.calls) != 0 || len(sd.c.groupOps) != 0 {
+				t.Errorf("seed %d %s: %d calls, %d group operations left", seed, name, len(sd.c.calls), len(sd.c.groupOps))
+			}
+		}
+		t.Logf("seed %d: A placed %d calls (%d glare), B %d; %d+%d releases; %d+%d messages decoded",
+			seed, s.a.c.stats.CallsOut, s.a.c.stats.Glare, s.b.c.stats.CallsOut, len(s.a.released), len(s.b.released),
+			sum(s.a.c.stats.Received[:]), sum(s.b.c.stats.Received[:]))
+	}
+}
+
+func sum(xs []uint64) uint64 {
+	var n uint64
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
+
+// settle ends the scenario: hosts release their calls, operators unblock what
+// they blocked, and time runs until both sides are quiet.
+func (s *scenario) settle() {
+	s.down = false
+	for round := 0; round < 4000; round++ {
+		for _, sd := range []*side{s.a, s.b} {
+			for id := range sd.calls {
+				s.request(sd, Release{Call: id})
+			}
+			for i := range sd.c.circuits {
+				cc := &sd.c.circuits[i]
+				if cc.block&(blkLocalMaint|blkLocalHW) != 0 && cc.pend&pendBLO == 0 {
+					s.request(sd, Maintenance{Op: OpUnblock, DPC: sd.c.peers[cc.peer].group.DPC, CIC: cc.cic, Hardware: cc.block&blkLocalHW != 0})
+				}
+			}
+		}
+		s.deliver(1 << 20)
+		if len(s.links[1])+len(s.links[2]) == 0 && s.a.c.pendingTimers() == 0 && s.b.c.pendingTimers() == 0 &&
+			len(s.a.calls)+len(s.b.calls) == 0 {
+			return
+		}
+		s.advance(time.Second)
+	}
+}
