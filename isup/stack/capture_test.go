@@ -30,7 +30,7 @@ func TestAnswersCaptureAsPointCode2(t *testing.T) {
 	want := map[uint16][]string{} // CIC -> message types point code 2 sent
 	got := map[uint16][]string{}
 	var c *core
-	cfg := Config{OPC: 2, NI: 2, Groups: []Group{{DPC: 1, Variant: isup.ITU, CICs: []CICRange{{1, 255}}}}}
+	cfg := Config{OPC: 2, NI: 2, Groups: []Group{{DPC: 1, Variant: isup.ITU, CICs: []CICRange{{First: 1, Last: 255}}}}}
 	out := func(lbl mtp.Label, b []byte) {
 		m, err := isup.Decode(b, isup.ITU)
 		if err != nil {

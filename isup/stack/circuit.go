@@ -104,7 +104,7 @@ func (c *core) buildCircuits() {
 	for pi, g := range c.cfg.Groups {
 		pr := &c.peers[pi]
 		pr.group = g
-		pr.available, pr.userPart = true, true
+		pr.available, pr.userPart = !c.cfg.AwaitResume, true
 		pr.idleCtl, pr.idleOth = idleList{-1, -1}, idleList{-1, -1}
 		pr.cicIndex = make([]int32, int(g.Variant.MaxCIC())+1)
 		for i := range pr.cicIndex {

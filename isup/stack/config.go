@@ -98,6 +98,10 @@ type Config struct {
 	// available; ResetOnResume does so again after each MTP resume.
 	ResetOnStart  bool
 	ResetOnResume bool
+	// AwaitResume starts every destination unavailable until the MTP resumes
+	// it (the start-up reset then waits for that resume). Without it the stack
+	// assumes the MTP is up.
+	AwaitResume bool
 	// StateFile keeps locally blocked circuits across restarts ("" = none).
 	StateFile string
 }

@@ -27,7 +27,7 @@ type sentMsg struct {
 const ownPC, peerPC mtp.PointCode = 1, 2
 
 func testConfig(v isup.Variant) Config {
-	return Config{OPC: ownPC, NI: 2, Groups: []Group{{Name: "b", DPC: peerPC, Variant: v, CICs: []CICRange{{1, 31}}}}}
+	return Config{OPC: ownPC, NI: 2, Groups: []Group{{Name: "b", DPC: peerPC, Variant: v, CICs: []CICRange{{First: 1, Last: 31}}}}}
 }
 
 func newHarness(t *testing.T, cfg Config) *harness {

@@ -25,7 +25,7 @@ func newPair(tb testing.TB, cics uint16) *pair {
 	tb.Helper()
 	p := &pair{aEv: make(chan Event, 1<<16), bEv: make(chan Event, 1<<16)}
 	group := func(dpc mtp.PointCode) []Group {
-		return []Group{{Name: "peer", DPC: dpc, Variant: isup.ITU, CICs: []CICRange{{1, cics}}}}
+		return []Group{{Name: "peer", DPC: dpc, Variant: isup.ITU, CICs: []CICRange{{First: 1, Last: cics}}}}
 	}
 	// The in-memory MTP copies the payload (the stack reuses its buffer) and
 	// delivers to the other stack's inbound queue.
@@ -204,7 +204,7 @@ func BenchmarkFullCallsInMemory(b *testing.B) {
 func BenchmarkIdleCircuitMemory(b *testing.B) {
 	groups := make([]Group, 25)
 	for i := range groups {
-		groups[i] = Group{DPC: mtp.PointCode(100 + i), Variant: isup.ITU, CICs: []CICRange{{1, 4000}}}
+		groups[i] = Group{DPC: mtp.PointCode(100 + i), Variant: isup.ITU, CICs: []CICRange{{First: 1, Last: 4000}}}
 	}
 	cfg := Config{OPC: 1, Groups: groups}
 	var perCircuit float64

@@ -38,7 +38,7 @@ func newScenario(t *testing.T, seed uint64) *scenario {
 	s := &scenario{t: t, rng: rand.New(rand.NewPCG(seed, 1)), now: time.Unix(1_800_000_000, 0), links: map[mtp.PointCode][]wire{}}
 	mk := func(own, other mtp.PointCode) *side {
 		sd := &side{calls: map[CallID]bool{}, released: map[CallID]int{}}
-		cfg := Config{OPC: own, NI: 2, Groups: []Group{{Name: "peer", DPC: other, Variant: isup.ITU, CICs: []CICRange{{1, 48}}}}}
+		cfg := Config{OPC: own, NI: 2, Groups: []Group{{Name: "peer", DPC: other, Variant: isup.ITU, CICs: []CICRange{{First: 1, Last: 48}}}}}
 		sd.c = newCore(cfg, s.now, func(lbl mtp.Label, p []byte) {
 			if !s.down {
 				s.links[lbl.DPC] = append(s.links[lbl.DPC], wire{lbl, append([]byte(nil), p...)})

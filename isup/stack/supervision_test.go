@@ -39,7 +39,7 @@ func TestGlareWeYieldAndRepeatOnce(t *testing.T) {
 		t.Fatal("our call was not moved to CIC 1")
 	}
 	// A second dual seizure on a CIC we do not control ends the call: one repeat only.
-	h2 := newHarness(t, Config{OPC: 3, NI: 2, Groups: []Group{{DPC: peerPC, CICs: []CICRange{{1, 4}}}}}) // higher PC: we control even
+	h2 := newHarness(t, Config{OPC: 3, NI: 2, Groups: []Group{{DPC: peerPC, CICs: []CICRange{{First: 1, Last: 4}}}}}) // higher PC: we control even
 	h2.c.cfg.OPC = 3
 	id2, cic := h2.outseize(Outseize{HasCIC: true, CIC: 1})
 	h2.takeSent()
@@ -210,7 +210,7 @@ func TestGroupResetDuringCalls(t *testing.T) {
 
 func TestStartupResetAndReannouncedBlocking(t *testing.T) {
 	cfg := testConfig(isup.ITU)
-	cfg.Groups[0].CICs = []CICRange{{1, 40}, {100, 101}}
+	cfg.Groups[0].CICs = []CICRange{{First: 1, Last: 40}, {First: 100, Last: 101}}
 	cfg.ResetOnStart = true
 	h := newHarness(t, cfg)
 	h.c.circuits[h.c.peers[0].cicIndex[5]].block |= blkLocalMaint
@@ -334,7 +334,7 @@ func TestCompatibilityProcedures(t *testing.T) {
 func TestMTPPauseResumeAndUserPart(t *testing.T) {
 	cfg := testConfig(isup.ITU)
 	cfg.ResetOnResume = true
-	cfg.Groups[0].CICs = []CICRange{{1, 4}}
+	cfg.Groups[0].CICs = []CICRange{{First: 1, Last: 4}}
 	h := newHarness(t, cfg)
 	h.c.mtpEvent(mtp.Pause{PC: peerPC})
 	h.expectEvents("alarm:1")
@@ -414,4 +414,23 @@ func TestLocalBlockingSurvivesRestart(t *testing.T) {
 	if _, err := New(cfg, func(*mtp.Message) error { return nil }, func(Event) {}); err == nil || !strings.Contains(err.Error(), "state file") {
 		t.Fatalf("broken state file: %v", err)
 	}
+}
+
+func TestAwaitResumeDefersTheStartupReset(t *testing.T) {
+	cfg := testConfig(isup.ITU)
+	cfg.Groups[0].CICs = []CICRange{{First: 1, Last: 2}}
+	cfg.ResetOnStart, cfg.AwaitResume = true, true
+	h := newHarness(t, cfg)
+	h.c.start()
+	h.expectSent("")
+	h.c.request(Outseize{DPC: peerPC, Called: h.called()})
+	if ev := h.takeEvents(); ev[0].(Result).Status != StatusDestinationUnavailable {
+		t.Fatalf("%q", eventNames(ev))
+	}
+	h.c.mtpEvent(mtp.Resume{PC: peerPC})
+	h.takeEvents()
+	h.expectSent("GRS:1")
+	h.c.mtpEvent(mtp.Pause{PC: peerPC})
+	h.c.mtpEvent(mtp.Resume{PC: peerPC})
+	h.expectSent("") // the start-up reset is done; ResetOnResume is off
 }

@@ -1,0 +1,210 @@
+// Package gateway assembles a running ISUP gateway from its parts: the M3UA
+// endpoint (mtp/m3ua) that carries ISUP to SIGTRAN peers, the ISUP stack
+// (isup/stack) that owns circuits and calls, and the pumps between them. The
+// binary, the demo and the end-to-end tests all build gateways here, so they
+// run the same wiring.
+package gateway
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/isupgw/isupgw/isup/stack"
+	"github.com/isupgw/isupgw/mtp"
+	"github.com/isupgw/isupgw/mtp/m3ua"
+)
+
+// Config is what a gateway is made of.
+type Config struct {
+	Stack stack.Config
+	M3UA  m3ua.Config
+}
+
+// Option adjusts a gateway.
+type Option func(*options)
+
+type options struct {
+	m3ua       []m3ua.Option
+	stack      []stack.Option
+	onMTPEvent []func(mtp.Event)
+	closeWait  time.Duration
+}
+
+// WithM3UAOptions passes options to the M3UA endpoint.
+func WithM3UAOptions(o ...m3ua.Option) Option {
+	return func(g *options) { g.m3ua = append(g.m3ua, o...) }
+}
+
+// WithStackOptions passes options to the ISUP stack.
+func WithStackOptions(o ...stack.Option) Option {
+	return func(g *options) { g.stack = append(g.stack, o...) }
+}
+
+// OnMTPEvent registers f to see every MTP status indication (congestion control
+// listens to SCON this way). f runs on the event pump and must not block.
+func OnMTPEvent(f func(mtp.Event)) Option {
+	return func(g *options) { g.onMTPEvent = append(g.onMTPEvent, f) }
+}
+
+// Gateway is an M3UA endpoint and an ISUP stack wired together.
+type Gateway struct {
+	Endpoint *m3ua.Endpoint
+	Stack    *stack.Stack
+	opts     options
+	avail    *availability
+	ctx      context.Context
+	wg       sync.WaitGroup
+	stackErr chan error
+}
+
+// New builds a gateway. Stack events go to sink from the stack's loop; sink must
+// not block.
+func New(cfg Config, sink func(stack.Event), opts ...Option) (*Gateway, error) {
+	g := &Gateway{opts: options{closeWait: 5 * time.Second}}
+	for _, o := range opts {
+		o(&g.opts)
+	}
+	// Destinations are unreachable until an association says otherwise.
+	cfg.Stack.AwaitResume = true
+	ep, err := m3ua.New(cfg.M3UA, g.opts.m3ua...)
+	if err != nil {
+		return nil, err
+	}
+	st, err := stack.New(cfg.Stack, ep.Transfer, sink, g.opts.stack...)
+	if err != nil {
+		return nil, err
+	}
+	g.Endpoint, g.Stack = ep, st
+	g.avail = newAvailability(cfg)
+	return g, nil
+}
+
+// Start starts the endpoint (its listener is bound when Start returns), the
+// stack and the pumps between them. They run until ctx ends; Wait then stops the
+// associations gracefully (ASP Inactive, ASP Down, SCTP SHUTDOWN) within a
+// bounded time.
+func (g *Gateway) Start(ctx context.Context) error {
+	if err := g.Endpoint.Start(ctx); err != nil {
+		return err
+	}
+	g.ctx = ctx
+	g.stackErr = make(chan error, 1)
+	g.wg.Add(3)
+	go func() { defer g.wg.Done(); g.stackErr <- g.Stack.Run(ctx) }()
+	go func() {
+		defer g.wg.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case m := <-g.Endpoint.Indications():
+				g.Stack.Deliver(m)
+			}
+		}
+	}()
+	go func() {
+		defer g.wg.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-g.Endpoint.Events():
+				g.mtpEvent(ev)
+			}
+		}
+	}()
+	return nil
+}
+
+// Wait blocks until the context given to Start ends, then shuts down.
+func (g *Gateway) Wait() error {
+	<-g.ctx.Done()
+	closeCtx, cancel := context.WithTimeout(context.Background(), g.opts.closeWait)
+	defer cancel()
+	closeErr := g.Endpoint.Close(closeCtx)
+	g.wg.Wait()
+	if err := <-g.stackErr; err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return closeErr
+}
+
+// Run is Start then Wait.
+func (g *Gateway) Run(ctx context.Context) error {
+	if err := g.Start(ctx); err != nil {
+		return err
+	}
+	return g.Wait()
+}
+
+// mtpEvent passes an indication to the listeners and the stack; an association
+// changing state becomes pause or resume for the point codes behind it.
+func (g *Gateway) mtpEvent(ev mtp.Event) {
+	for _, f := range g.opts.onMTPEvent {
+		f(ev)
+	}
+	if ps, ok := ev.(*mtp.PeerState); ok {
+		ev = *ps
+	}
+	if ps, ok := ev.(mtp.PeerState); ok {
+		for _, e := range g.avail.peerState(ps.Peer, ps.State == "active") {
+			g.Stack.MTPEvent(e)
+		}
+		return
+	}
+	g.Stack.MTPEvent(ev)
+}
+
+// availability tracks which point codes are reachable through active
+// associations, so that losing the last one pauses them.
+type availability struct {
+	mu     sync.Mutex
+	viaPC  map[mtp.PointCode][]string // configured peers per destination
+	active map[string]bool
+	up     map[mtp.PointCode]bool
+}
+
+func newAvailability(cfg Config) *availability {
+	a := &availability{viaPC: map[mtp.PointCode][]string{}, active: map[string]bool{}, up: map[mtp.PointCode]bool{}}
+	var defaults []string
+	for _, p := range cfg.M3UA.Peers {
+		for _, pc := range p.DPCs {
+			a.viaPC[pc] = append(a.viaPC[pc], p.Name)
+		}
+		if p.Default {
+			defaults = append(defaults, p.Name)
+		}
+	}
+	for _, grp := range cfg.Stack.Groups {
+		if _, ok := a.viaPC[grp.DPC]; !ok {
+			a.viaPC[grp.DPC] = defaults
+		}
+	}
+	return a
+}
+
+// peerState records an association's state and returns the pause and resume
+// indications that follow from it.
+func (a *availability) peerState(peer string, active bool) []mtp.Event {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.active[peer] = active
+	var out []mtp.Event
+	for pc, peers := range a.viaPC {
+		up := false
+		for _, p := range peers {
+			up = up || a.active[p]
+		}
+		if up != a.up[pc] {
+			a.up[pc] = up
+			if up {
+				out = append(out, mtp.Resume{Peer: peer, PC: pc})
+			} else {
+				out = append(out, mtp.Pause{Peer: peer, PC: pc})
+			}
+		}
+	}
+	return out
+}
