@@ -3,6 +3,7 @@ package capture
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 )
 
@@ -52,3 +53,32 @@ func (e *FrameError) Error() string {
 }
 
 func (e *FrameError) Unwrap() error { return e.Err }
+
+// ReadError is a fatal problem reading the file itself: a record cut short
+// (the file is truncated) or a corrupt pcapng block. Unlike a FrameError it
+// ends the capture; Reader.Next returns it again on every later call. It
+// matches ErrTruncated when the file ends inside a record.
+type ReadError struct {
+	File  string // file name when opened with Open, else ""
+	Frame int    // 1-based number of the frame that could not be read
+	Err   error
+}
+
+func (e *ReadError) Error() string {
+	s := "capture: "
+	if e.File != "" {
+		s += e.File + ": "
+	}
+	what := e.Err.Error()
+	if errors.Is(e.Err, io.ErrUnexpectedEOF) {
+		what = "file truncated inside the record (" + what + ")"
+	}
+	return s + "frame " + strconv.Itoa(e.Frame) + ": " + what
+}
+
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// Is makes a record cut short match ErrTruncated.
+func (e *ReadError) Is(target error) bool {
+	return target == ErrTruncated && errors.Is(e.Err, io.ErrUnexpectedEOF)
+}

@@ -38,6 +38,7 @@ type config struct {
 	mtp2FCS    bool
 	maxReasm   int
 	nanosecond bool
+	name       string
 }
 
 func newConfig(opts []Option) config {
@@ -95,3 +96,8 @@ func WithMaxReassembly(n int) Option { return func(c *config) { c.maxReasm = n }
 // WithMicroseconds makes the Writer use the microsecond pcap format instead
 // of the nanosecond one.
 func WithMicroseconds() Option { return func(c *config) { c.nanosecond = false } }
+
+// WithFileName names the input in the errors of a Reader made by NewReader
+// (Open uses the path it was given), so that a caller reading through its
+// own io.Reader, e.g. to show progress, still gets "capture: FILE: frame N".
+func WithFileName(name string) Option { return func(c *config) { c.name = name } }

@@ -178,6 +178,9 @@ func NewReader(rd io.Reader, opts ...Option) (*Reader, error) {
 
 func newReader(rd io.Reader, name string, opts []Option) (*Reader, error) {
 	r := &Reader{name: name, cfg: newConfig(opts)}
+	if r.name == "" {
+		r.name = r.cfg.name
+	}
 	r.asm.init(r.cfg.maxReasm)
 	br := bufio.NewReaderSize(rd, 64<<10)
 	head, err := br.Peek(4)
@@ -237,7 +240,8 @@ func (r *Reader) Stats() Stats { return r.stats }
 // Next returns the next message. At the end of the capture it returns io.EOF.
 // A *FrameError (malformed or truncated frame) is not fatal: call Next again
 // to continue; messages decoded from the same frame before the problem are
-// returned first. Any other error is fatal and returned again on later calls.
+// returned first. Any other error (a *ReadError when the file itself is cut
+// short or corrupt) is fatal and returned again on later calls.
 func (r *Reader) Next() (Message, error) {
 	for {
 		if len(r.queue) > 0 {
@@ -259,7 +263,7 @@ func (r *Reader) Next() (Message, error) {
 			if err == io.EOF {
 				r.fatal = io.EOF
 			} else {
-				r.fatal = &FrameError{File: r.name, Frame: r.frame + 1, Err: err}
+				r.fatal = &ReadError{File: r.name, Frame: r.frame + 1, Err: err}
 			}
 			continue
 		}

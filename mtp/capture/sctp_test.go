@@ -280,6 +280,43 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// TestTruncatedFile cuts a capture inside its second record: the first
+// message is delivered, then a fatal *ReadError (not a FrameError, which
+// would invite the caller to go on) names the file and frame, every time.
+func TestTruncatedFile(t *testing.T) {
+	good := ethFrame(etherIPv4, ipv4Pkt(protoSCTP, 0, sctpPkt(2905, 2905, dataChunkB(3, 1, 1, 0, 3, DataMessage(2, 1, 5, 2, 0, 2, anmCIC2)))))
+	b := buildPcap(t, LinkEthernet, good, good)
+	path := writeTemp(t, "cut.pcap", b[:len(b)-10])
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Next(); err != nil {
+		t.Fatalf("first message: %v", err)
+	}
+	for i := 0; i < 2; i++ {
+		_, err := r.Next()
+		var re *ReadError
+		var fe *FrameError
+		if !errors.As(err, &re) || errors.As(err, &fe) || re.Frame != 2 || !errors.Is(err, ErrTruncated) {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		if want := "capture: " + path + ": frame 2: file truncated inside the record (unexpected EOF)"; err.Error() != want {
+			t.Errorf("error %q, want %q", err, want)
+		}
+	}
+	// NewReader with WithFileName names the file too.
+	r2, err := NewReader(bytes.NewReader(b[:len(b)-10]), WithFileName("named.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2.Next()
+	if _, err := r2.Next(); err == nil || !strings.Contains(err.Error(), "named.pcap: frame 2") {
+		t.Errorf("NewReader error %v", err)
+	}
+}
+
 func TestPcapng(t *testing.T) {
 	var buf bytes.Buffer
 	w, err := pcapgoNg(&buf, LinkEthernet)

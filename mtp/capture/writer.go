@@ -41,7 +41,8 @@ type streamKey struct {
 func NewWriter(w io.Writer, opts ...Option) (*Writer, error) {
 	cfg := newConfig(opts)
 	switch cfg.link {
-	case LinkEthernet, LinkRaw, LinkIPv4, LinkIPv6, LinkSLL, LinkMTP2, LinkMTP3:
+	case LinkEthernet, LinkRaw, LinkIPv4, LinkIPv6, LinkSLL, LinkSLL2, LinkNull, LinkLoop,
+		LinkMTP2, LinkMTP2WithPHDR, LinkMTP3:
 	default:
 		return nil, fmt.Errorf("capture: writer: %w %d", ErrLinkType, cfg.link)
 	}
@@ -60,7 +61,9 @@ func NewWriter(w io.Writer, opts ...Option) (*Writer, error) {
 	}, nil
 }
 
-func (w *Writer) isMTP() bool { return w.cfg.link == LinkMTP2 || w.cfg.link == LinkMTP3 }
+func (w *Writer) isMTP() bool {
+	return w.cfg.link == LinkMTP2 || w.cfg.link == LinkMTP2WithPHDR || w.cfg.link == LinkMTP3
+}
 
 // WriteM3UA writes one M3UA message as a single SCTP DATA chunk (PPID 3, B
 // and E set) from src to dst on the given stream. TSNs rise per direction
@@ -187,6 +190,29 @@ func (w *Writer) writeIP(ts time.Time, src, dst netip.Addr, proto uint8, l4 []by
 		sm := fakeMAC(src)
 		copy(frame[6:12], sm[:])
 		binary.BigEndian.PutUint16(frame[14:16], etherType)
+	case LinkSLL2:
+		frame = make([]byte, 20, 20+len(ip))
+		binary.BigEndian.PutUint16(frame[0:2], etherType)
+		binary.BigEndian.PutUint32(frame[4:8], 1)  // interface index
+		binary.BigEndian.PutUint16(frame[8:10], 1) // ARPHRD_ETHER
+		frame[10] = 4                              // packet type: sent by us
+		frame[11] = 6                              // address length
+		sm := fakeMAC(src)
+		copy(frame[12:18], sm[:])
+	case LinkNull, LinkLoop:
+		// BSD AF_INET is 2 everywhere; AF_INET6 differs, 24 is NetBSD/OpenBSD's
+		// and the one Wireshark accepts on every BSD link type. Null stores it
+		// in the writer's byte order (little-endian here), Loop in network order.
+		af := uint32(2)
+		if !src.Is4() {
+			af = 24
+		}
+		frame = make([]byte, 4, 4+len(ip))
+		if w.cfg.link == LinkNull {
+			binary.LittleEndian.PutUint32(frame, af)
+		} else {
+			binary.BigEndian.PutUint32(frame, af)
+		}
 	}
 	return w.write(ts, append(frame, ip...))
 }
@@ -230,16 +256,22 @@ func transportChecksum(src, dst netip.Addr, proto uint8, seg []byte) uint16 {
 }
 
 // WriteMSU writes one MTP3 MSU (SIO, routing label in the ITU or, with
-// WithANSI, the ANSI layout, then payload) on a LinkMTP3 or LinkMTP2 writer.
-// On MTP2 it adds a 3-octet header with a rising FSN and no FCS, as
-// Wireshark's MTP2 link type expects by default.
+// WithANSI, the ANSI layout, then payload) on a LinkMTP3, LinkMTP2 or
+// LinkMTP2WithPHDR writer. On MTP2 it adds a 3-octet header with a rising
+// FSN and no FCS, as Wireshark's MTP2 link type expects by default; with
+// the pseudo-header it first adds sent=1, annex_a_used=0, link_number=0.
 func (w *Writer) WriteMSU(ts time.Time, sio uint8, label Label, payload []byte) error {
 	if !w.isMTP() {
 		return fmt.Errorf("capture: WriteMSU: %w %d (want LinkMTP2 or LinkMTP3)", ErrLinkType, w.cfg.link)
 	}
-	msu := make([]byte, 0, 3+1+ansiLabelLen+len(payload))
-	if w.cfg.link == LinkMTP2 {
-		msu = append(msu, 0, 0, 0) // header, filled in under the lock
+	msu := make([]byte, 0, 4+3+1+ansiLabelLen+len(payload))
+	phdr := 0
+	if w.cfg.link == LinkMTP2WithPHDR {
+		msu = append(msu, 1, 0, 0, 0) // sent, annex_a_used, link_number
+		phdr = 4
+	}
+	if w.cfg.link != LinkMTP3 {
+		msu = append(msu, 0, 0, 0) // MTP2 header, filled in under the lock
 	}
 	msu = append(msu, sio)
 	msu, err := appendLabel(msu, label, w.cfg.ansi)
@@ -250,14 +282,15 @@ func (w *Writer) WriteMSU(ts time.Time, sio uint8, label Label, payload []byte) 
 
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.cfg.link == LinkMTP2 {
-		li := len(msu) - 3
+	if w.cfg.link != LinkMTP3 {
+		h := msu[phdr:]
+		li := len(h) - 3
 		if li > 63 {
 			li = 63 // LI saturates for long MSUs (Q.703 2.3.3)
 		}
-		msu[0] = 0x80 | 0x7f // BIB 1, BSN 127: nothing to acknowledge
-		msu[1] = 0x80 | w.fsn&0x7f
-		msu[2] = byte(li)
+		h[0] = 0x80 | 0x7f // BIB 1, BSN 127: nothing to acknowledge
+		h[1] = 0x80 | w.fsn&0x7f
+		h[2] = byte(li)
 		w.fsn++
 	}
 	return w.write(ts, msu)

@@ -122,6 +122,11 @@ func TestWriterTshark(t *testing.T) {
 		{"sll-ipv4", v4a, v4b, false, []Option{WithLinkType(LinkSLL)}},
 		{"raw-ipv6", v6a, v6b, false, []Option{WithLinkType(LinkRaw)}},
 		{"ipv4-linktype", v4a, v4b, false, []Option{WithLinkType(LinkIPv4), WithMicroseconds()}},
+		{"sll2-ipv4", v4a, v4b, false, []Option{WithLinkType(LinkSLL2)}},
+		{"sll2-ipv6-udp", v6a, v6b, true, []Option{WithLinkType(LinkSLL2), WithSCTPOverUDP(DefaultSCTPOverUDPPort)}},
+		{"null-ipv4", v4a, v4b, false, []Option{WithLinkType(LinkNull)}},
+		{"null-ipv6", v6a, v6b, false, []Option{WithLinkType(LinkNull)}},
+		{"loop-ipv4", v4a, v4b, false, []Option{WithLinkType(LinkLoop)}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -218,6 +223,7 @@ func TestWriterMTPTshark(t *testing.T) {
 		{"mtp2-itu", LinkMTP2, false, nil, "mtp3.opc", "mtp3.dpc"},
 		{"mtp3-ansi", LinkMTP3, true, []string{"mtp3.standard:ANSI"}, "mtp3.opc", "mtp3.dpc"},
 		{"mtp2-ansi", LinkMTP2, true, []string{"mtp3.standard:ANSI"}, "mtp3.opc", "mtp3.dpc"},
+		{"mtp2-phdr-itu", LinkMTP2WithPHDR, false, nil, "mtp3.opc", "mtp3.dpc"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -250,7 +256,7 @@ func TestWriterMTPTshark(t *testing.T) {
 				t.Fatalf("read %d MSUs, wrote %d", len(got), len(isupSamples))
 			}
 			wantFraming := FramingMTP3
-			if c.link == LinkMTP2 {
+			if c.link != LinkMTP3 {
 				wantFraming = FramingMTP2
 			}
 			for i, m := range got {
