@@ -30,6 +30,7 @@ const (
 	StatusConstraintViolation     Status = 0x010A // the destination is over one of its configured limits
 	StatusDestinationOutOfService Status = 0x010B // declared out of service after failed attempts
 	StatusHighTraffic             Status = 0x010C // Code Yellow: high traffic, try later
+	StatusNetworkCongestion       Status = 0x010D // MTP congestion towards the destination (SCON)
 )
 
 var statusText = map[Status]string{
@@ -47,6 +48,7 @@ var statusText = map[Status]string{
 	StatusConstraintViolation:     "destination constraint violation",
 	StatusDestinationOutOfService: "destination out of service",
 	StatusHighTraffic:             "high traffic, try later",
+	StatusNetworkCongestion:       "signaling network congestion towards the destination",
 }
 
 func (s Status) String() string {

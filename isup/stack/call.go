@@ -51,7 +51,7 @@ func (c *core) endCall(cl *call, r Released) {
 	r.Call, r.Owner = cl.id, cl.owner
 	r.PC, r.CIC = c.peers[cc.peer].group.DPC, cc.cic
 	c.emit(r)
-	c.observe(Observation{Kind: ObsCallEnded, PC: r.PC, Call: cl.id})
+	c.observe(Observation{Kind: ObsCallEnded, PC: r.PC, Call: cl.id, Outgoing: cl.outgoing})
 }
 
 // idle returns a circuit to idle (after RLC, or after sending RLC).
@@ -108,6 +108,7 @@ func (c *core) outseize(r Outseize) {
 	cl.iam = iam
 	c.stats.CallsOut++
 	c.sendIAM(p, cl)
+	c.observe(Observation{Kind: ObsCallStarted, PC: pr.group.DPC, Call: cl.id, Outgoing: true})
 	c.emit(Result{Tag: r.Tag, Call: cl.id, Status: StatusOK, Owner: r.Owner, DPC: pr.group.DPC, CIC: c.circuits[ci].cic})
 }
 
@@ -158,7 +159,6 @@ func (c *core) sendIAM(p int, cl *call) {
 	cl.iam.CIC = cc.cic
 	c.send(p, cl.iam)
 	c.startTimer(cl.circ, tT7)
-	c.observe(Observation{Kind: ObsCallStarted, PC: c.peers[p].group.DPC, Call: cl.id})
 }
 
 // repeatAttempt moves an outgoing call that has had no backward message to
@@ -230,6 +230,7 @@ func (c *core) onIAM(p int, ci int32, m *isup.InitialAddress) {
 	}
 	cl := c.newCall(ci, false, nil)
 	c.stats.CallsIn++
+	c.observe(Observation{Kind: ObsCallStarted, PC: pr.group.DPC, Call: cl.id})
 	cl.iam = m
 	if cc := m.NatureOfConnection.ContinuityCheck(); cc == 1 || cc == 2 {
 		cl.phase = phWaitCOT

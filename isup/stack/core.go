@@ -23,6 +23,7 @@ type Stats struct {
 	UnrecognisedMessage uint64
 	UnrecognisedParam   uint64
 	Shed                uint64 // inbound messages the admission hook refused
+	HeldBack            uint64 // messages the send filter held back (ANSI MTP congestion)
 	TimerExpiries       [numTimers]uint64
 }
 
@@ -41,14 +42,18 @@ type Hooks struct {
 	// Observe sees every inbound REL (for ACC) and the outcome of every call
 	// attempt; it must not block.
 	Observe func(Observation)
+	// SendFilter, when set, may hold back a message to dpc by its ANSI priority
+	// (MTP congestion); a held-back message is counted and not sent.
+	SendFilter func(dpc mtp.PointCode, priority uint8) bool
 }
 
 // Observation is what congestion control learns from traffic.
 type Observation struct {
-	Kind ObservationKind
-	PC   mtp.PointCode
-	ACL  isup.AutomaticCongestionLevel
-	Call CallID
+	Kind     ObservationKind
+	PC       mtp.PointCode
+	ACL      isup.AutomaticCongestionLevel
+	Call     CallID
+	Outgoing bool // for call start and end
 }
 
 // ObservationKind names an Observation.
@@ -56,11 +61,13 @@ type ObservationKind uint8
 
 // Observations.
 const (
-	ObsRELReceived ObservationKind = iota + 1 // ACL set if the REL carried one
-	ObsCallStarted                            // outgoing IAM sent
-	ObsCallEnded                              // a call (either direction) ended
-	ObsT7Expired                              // no backward message for an IAM
-	ObsBackward                               // a backward message arrived for an outgoing call
+	ObsRELReceived     ObservationKind = iota + 1 // ACL set if the REL carried one
+	ObsCallStarted                                // a call began: outgoing IAM sent, or incoming IAM accepted
+	ObsCallEnded                                  // a call (either direction) ended
+	ObsT7Expired                                  // no backward message for an IAM
+	ObsBackward                                   // a backward message arrived for an outgoing call
+	ObsQueryAnswered                              // a CQR answered our CQM
+	ObsQueryUnanswered                            // T28 expired
 )
 
 // core owns every circuit and call. It is not safe for concurrent use: the
@@ -117,6 +124,10 @@ func (c *core) send(p int, m isup.Message) {
 	lbl := mtp.Label{OPC: c.cfg.OPC, DPC: pr.group.DPC, SI: mtp.SIISUP, NI: c.cfg.NI, SLS: sls(m.CircuitID(), v)}
 	if v == isup.ANSI {
 		lbl.MP = ansiPriority(t)
+		if f := c.hooks.SendFilter; f != nil && !f(lbl.DPC, lbl.MP) {
+			c.stats.HeldBack++
+			return
+		}
 	}
 	c.stats.Sent[t]++
 	c.out(lbl, buf[:n])

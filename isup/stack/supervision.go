@@ -483,6 +483,7 @@ func (c *core) onCQR(p int, ci int32, m *isup.CircuitQueryResponse) {
 		return
 	}
 	c.stopTimer(ci, tT28)
+	c.observe(Observation{Kind: ObsQueryAnswered, PC: c.peers[p].group.DPC})
 	var sb strings.Builder
 	for i := range m.States {
 		fmt.Fprintf(&sb, "%d:%02x ", int(m.CIC)+i, m.States[i])
@@ -540,6 +541,7 @@ func (c *core) supervisionTimerExpired(ci int32, k timerKind) {
 		c.send(p, op.msg)
 		c.startTimer(ci, k)
 	case tT28:
+		c.observe(Observation{Kind: ObsQueryUnanswered, PC: pc})
 		c.emit(Alarm{Kind: AlarmQueryResult, PC: pc, CIC: cc.cic, Text: "T28 expired: no answer to CQM"})
 	}
 }
