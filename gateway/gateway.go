@@ -14,6 +14,7 @@ import (
 	"github.com/isupgw/isupgw/isup/stack"
 	"github.com/isupgw/isupgw/mtp"
 	"github.com/isupgw/isupgw/mtp/m3ua"
+	"github.com/isupgw/isupgw/sprc"
 )
 
 // Config is what a gateway is made of.
@@ -30,6 +31,7 @@ type options struct {
 	stack      []stack.Option
 	onMTPEvent []func(mtp.Event)
 	closeWait  time.Duration
+	sprc       *sprcOptions
 }
 
 // WithM3UAOptions passes options to the M3UA endpoint.
@@ -48,10 +50,13 @@ func OnMTPEvent(f func(mtp.Event)) Option {
 	return func(g *options) { g.onMTPEvent = append(g.onMTPEvent, f) }
 }
 
-// Gateway is an M3UA endpoint and an ISUP stack wired together.
+// Gateway is an M3UA endpoint and an ISUP stack wired together, with
+// congestion control when configured.
 type Gateway struct {
 	Endpoint *m3ua.Endpoint
 	Stack    *stack.Stack
+	Control  *sprc.Controller // nil without WithCongestionControl
+	firstCIC map[mtp.PointCode]uint16
 	opts     options
 	avail    *availability
 	ctx      context.Context
@@ -68,6 +73,11 @@ func New(cfg Config, sink func(stack.Event), opts ...Option) (*Gateway, error) {
 	}
 	// Destinations are unreachable until an association says otherwise.
 	cfg.Stack.AwaitResume = true
+	if g.opts.sprc != nil {
+		if err := g.attachControl(cfg); err != nil {
+			return nil, err
+		}
+	}
 	ep, err := m3ua.New(cfg.M3UA, g.opts.m3ua...)
 	if err != nil {
 		return nil, err
@@ -93,6 +103,10 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.stackErr = make(chan error, 1)
 	g.wg.Add(3)
 	go func() { defer g.wg.Done(); g.stackErr <- g.Stack.Run(ctx) }()
+	if g.Control != nil {
+		g.wg.Add(1)
+		go func() { defer g.wg.Done(); g.runControl(ctx) }()
+	}
 	go func() {
 		defer g.wg.Done()
 		for {
@@ -100,7 +114,9 @@ func (g *Gateway) Start(ctx context.Context) error {
 			case <-ctx.Done():
 				return
 			case m := <-g.Endpoint.Indications():
-				g.Stack.Deliver(m)
+				if !g.shed(m) {
+					g.Stack.Deliver(m)
+				}
 			}
 		}
 	}()
@@ -150,9 +166,16 @@ func (g *Gateway) mtpEvent(ev mtp.Event) {
 	}
 	if ps, ok := ev.(mtp.PeerState); ok {
 		for _, e := range g.avail.peerState(ps.Peer, ps.State == "active") {
-			g.Stack.MTPEvent(e)
+			g.toStackAndControl(e)
 		}
 		return
+	}
+	g.toStackAndControl(ev)
+}
+
+func (g *Gateway) toStackAndControl(ev mtp.Event) {
+	if g.Control != nil {
+		g.Control.MTPEvent(ev)
 	}
 	g.Stack.MTPEvent(ev)
 }

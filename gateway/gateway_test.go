@@ -25,6 +25,13 @@ type testGateway struct {
 
 func startPair(t *testing.T) (a, b *testGateway) {
 	t.Helper()
+	return startPairWith(t, nil, nil)
+}
+
+// startPairWith starts A (point code 1, listening) and B (point code 2, dialling)
+// with extra options for each.
+func startPairWith(t *testing.T, optsA, optsB []Option) (a, b *testGateway) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })
@@ -40,7 +47,7 @@ func startPair(t *testing.T) (a, b *testGateway) {
 			}
 		}()
 	}
-	mk := func(own, peer mtp.PointCode, m3 m3ua.Config) *testGateway {
+	mk := func(own, peer mtp.PointCode, m3 m3ua.Config, extra []Option) *testGateway {
 		ev := make(chan stack.Event, 4096)
 		cfg := Config{
 			// T22 short: a start-up GRS that overtakes the ASP Active Ack is lost at
@@ -49,18 +56,19 @@ func startPair(t *testing.T) (a, b *testGateway) {
 				Groups: []stack.Group{{Name: "peer", DPC: peer, Variant: isup.ITU, CICs: []stack.CICRange{{First: 1, Last: 32}}}}},
 			M3UA: m3,
 		}
-		g, err := New(cfg, func(e stack.Event) { ev <- e }, WithM3UAOptions(m3ua.WithHeartbeat(time.Second, 3*time.Second)))
+		opts := append([]Option{WithM3UAOptions(m3ua.WithHeartbeat(time.Second, 3*time.Second))}, extra...)
+		g, err := New(cfg, func(e stack.Event) { ev <- e }, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return &testGateway{Gateway: g, events: ev}
 	}
 	a = mk(1, 2, m3ua.Config{Role: m3ua.RoleIPSP, Transport: transport.KindUDP, Listen: netip.AddrPortFrom(lo, 0),
-		Peers: []m3ua.Peer{{Name: "b", From: lo, DPCs: []mtp.PointCode{2}}}})
+		Peers: []m3ua.Peer{{Name: "b", From: lo, DPCs: []mtp.PointCode{2}}}}, optsA)
 	run(a)
 	addr := a.Endpoint.Addr()
 	b = mk(2, 1, m3ua.Config{Role: m3ua.RoleIPSP, Transport: transport.KindUDP,
-		Peers: []m3ua.Peer{{Name: "a", Dial: addr, DPCs: []mtp.PointCode{1}}}})
+		Peers: []m3ua.Peer{{Name: "a", Dial: addr, DPCs: []mtp.PointCode{1}}}}, optsB)
 	run(b)
 	for _, g := range []*testGateway{a, b} {
 		g.waitAlarm(t, func(al stack.Alarm) bool { return al.Kind == stack.AlarmDestinationUnavailable && al.Cleared })

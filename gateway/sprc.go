@@ -1,0 +1,101 @@
+package gateway
+
+import (
+	"context"
+	"time"
+
+	"github.com/isupgw/isupgw/isup"
+	"github.com/isupgw/isupgw/isup/stack"
+	"github.com/isupgw/isupgw/mtp"
+	"github.com/isupgw/isupgw/sprc"
+)
+
+// WithCongestionControl attaches congestion and admission control: the stack
+// asks it before every IAM and puts its ACL in every REL, the inbound pump
+// sheds IAM/SAM at inbound level 2, and probes measure both queues. Alarms go
+// to alarm; codeRed is called when Code Yellow has lasted too long (the binary
+// dumps profiles and exits). Either may be nil.
+func WithCongestionControl(cfg sprc.Config, alarm func(sprc.Alarm), codeRed func(reason string)) Option {
+	return func(o *options) { o.sprc = &sprcOptions{cfg: cfg, alarm: alarm, codeRed: codeRed} }
+}
+
+type sprcOptions struct {
+	cfg     sprc.Config
+	alarm   func(sprc.Alarm)
+	codeRed func(string)
+}
+
+// attachControl builds the controller and the stack hooks before the stack.
+func (g *Gateway) attachControl(cfg Config) error {
+	so := g.opts.sprc
+	ctl, err := sprc.New(so.cfg, time.Now, sprc.Actions{Alarm: so.alarm, Ping: g.ping, CodeRed: so.codeRed})
+	if err != nil {
+		return err
+	}
+	g.Control = ctl
+	g.firstCIC = map[mtp.PointCode]uint16{}
+	for _, grp := range cfg.Stack.Groups {
+		if len(grp.CICs) > 0 {
+			g.firstCIC[grp.DPC] = grp.CICs[0].First
+		}
+	}
+	g.opts.stack = append(g.opts.stack, stack.WithHooks(stack.Hooks{
+		AdmitOutgoing: func(dpc mtp.PointCode) stack.Status { return refusalStatus[ctl.AdmitOutgoing(dpc)] },
+		AdmitIncoming: ctl.AdmitIncoming,
+		ReleaseACL:    ctl.ReleaseACL,
+		SendFilter:    ctl.SendAllowed,
+		Observe:       func(o stack.Observation) { observe(ctl, o) },
+	}))
+	return nil
+}
+
+// refusalStatus is the host-visible status of each refusal.
+var refusalStatus = map[sprc.Refusal]stack.Status{
+	sprc.Admit:                    stack.StatusOK,
+	sprc.RefuseOutboundCongestion: stack.StatusOutboundCongestion,
+	sprc.RefuseHighTraffic:        stack.StatusHighTraffic,
+	sprc.RefuseOutOfService:       stack.StatusDestinationOutOfService,
+	sprc.RefuseNetworkCongestion:  stack.StatusNetworkCongestion,
+	sprc.RefuseACC:                stack.StatusACCThrottled,
+	sprc.RefuseConstraint:         stack.StatusConstraintViolation,
+}
+
+func observe(ctl *sprc.Controller, o stack.Observation) {
+	switch o.Kind {
+	case stack.ObsRELReceived:
+		ctl.RELReceived(o.PC, o.ACL)
+	case stack.ObsCallStarted:
+		ctl.CallStarted(o.PC, o.Outgoing)
+	case stack.ObsCallEnded:
+		ctl.CallEnded(o.PC, o.Outgoing)
+	case stack.ObsT7Expired:
+		ctl.T7Expired(o.PC)
+	case stack.ObsBackward:
+		ctl.Backward(o.PC)
+	case stack.ObsQueryAnswered:
+		ctl.QueryAnswered(o.PC)
+	case stack.ObsQueryUnanswered:
+		ctl.QueryUnanswered(o.PC)
+	}
+}
+
+// ping tests an out-of-service destination with a circuit query on its first
+// CIC; the CQR (or T28) comes back as an observation.
+func (g *Gateway) ping(dpc mtp.PointCode) {
+	if cic, ok := g.firstCIC[dpc]; ok {
+		g.Stack.Submit(stack.Maintenance{Op: stack.OpQuery, DPC: dpc, CIC: cic})
+	}
+}
+
+// shed is the edge filter: true drops the message before it is queued.
+func (g *Gateway) shed(m mtp.Message) bool {
+	return g.Control != nil && m.SI == mtp.SIISUP && len(m.Payload) >= 3 && g.Control.ShedInbound(isup.MessageType(m.Payload[2]))
+}
+
+// runControl sends the probes and ticks the controller until ctx ends.
+func (g *Gateway) runControl(ctx context.Context) {
+	queue := map[sprc.Direction]stack.Queue{sprc.Inbound: stack.Inbound, sprc.Outbound: stack.Outbound}
+	// A probe waits behind the backlog; it must not hold up the runner.
+	r := sprc.NewRunner(g.Control, func(d sprc.Direction, done func(time.Duration)) { go g.Stack.Probe(queue[d], done) }, time.Now)
+	r.Run(ctx)
+}
