@@ -18,6 +18,7 @@ require (
 	github.com/urfave/cli/v2 v2.27.7 // indirect
 	github.com/wmnsk/go-m3ua v0.1.9 // indirect
 	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 )
