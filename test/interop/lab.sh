@@ -1,0 +1,498 @@
+#!/usr/bin/env bash
+# lab.sh: the interop lab. A qemu guest (software emulation) runs the Debian
+# kernel and Debian's osmo-stp; it sits in a network namespace of its own,
+# linked to that namespace by a tap device, so every address used exists
+# only there. Tests run inside the namespace (ip netns exec) and reach
+# osmo-stp over raw SCTP and over SCTP encapsulated in UDP (RFC 6951).
+#
+#   lab.sh build    build the guest from Debian packages into $ISUPGW_LAB_CACHE
+#                   (default /var/cache/isupgw-interop); a second run reuses it
+#   lab.sh up       create the namespace, boot the guest, wait for osmo-stp
+#   lab.sh down     stop the guest, delete the namespace (idempotent)
+#   lab.sh status   what is running, and osmo-stp's view of its ASPs
+#   lab.sh vty CMD  run one osmo-stp VTY command and print the answer
+#   lab.sh env      the addresses and ports below, as shell assignments
+#
+# Exit codes: 0 ok, 77 the lab cannot run here (not root, no apt, no
+# /dev/net/tun), anything else a failure.
+set -euo pipefail
+
+SKIP=77
+CACHE=${ISUPGW_LAB_CACHE:-/var/cache/isupgw-interop}
+NS=${ISUPGW_LAB_NETNS:-isupgw-lab}
+RUN=${ISUPGW_LAB_RUN:-/run/isupgw-lab}
+TAP=labtap0
+# The addresses exist only inside $NS: the host end of the tap and the guest.
+HOST_IP=10.231.0.1
+GUEST_IP=10.231.0.2
+PREFIX=24
+# osmo-stp's M3UA port, the guest kernel's SCTP-over-UDP port, the VTY.
+M3UA_PORT=2905
+UDP_ENCAP_PORT=9899
+VTY_PORT=4239
+# SCTP ports the two host ASPs use; osmo-stp tells its ASPs apart by them.
+ASP_A_PORT=2911
+ASP_B_PORT=2912
+# Point codes (ITU, 14 bit): gateway A, gateway B, the STP; routing contexts.
+PC_A=1
+PC_B=2
+PC_STP=100
+RC_A=1
+RC_B=2
+# The VTY is also forwarded to the host's loopback (socat) for people.
+HOST_VTY=${ISUPGW_LAB_HOST_VTY:-127.0.0.1:4239}
+GUEST_MEM=${ISUPGW_LAB_MEM:-512}
+BOOT_TIMEOUT=${ISUPGW_LAB_BOOT_TIMEOUT:-120}
+
+SELF=$(readlink -f "$0")
+
+log() { printf 'lab: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+skip() { log "skip: $*"; exit "$SKIP"; }
+now() { date +%s.%N; }
+# phase NAME START: print the time since START.
+phase() { awk -v n="$1" -v s="$2" -v e="$(now)" 'BEGIN { printf "lab: phase %-22s %6.1f s\n", n, e - s }' >&2; }
+
+need_root() {
+	[[ $(id -u) -eq 0 ]] || skip "needs root (network namespace, tap device, apt); run as root or leave the interop tests skipped"
+	[[ -e /dev/net/tun ]] || skip "no /dev/net/tun: cannot create the tap device"
+}
+
+need_apt() {
+	command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null ||
+		skip "needs apt-get and dpkg-deb (a Debian-like host) to build the guest from Debian packages"
+}
+
+# Host tools, installed with apt when missing.
+host_tools() {
+	local missing=()
+	command -v qemu-system-x86_64 >/dev/null || missing+=(qemu-system-x86)
+	command -v debootstrap >/dev/null || missing+=(debootstrap)
+	dpkg-query -W -f '${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || missing+=(busybox-static)
+	command -v depmod >/dev/null || missing+=(kmod)
+	command -v cpio >/dev/null || missing+=(cpio)
+	command -v mkfs.ext4 >/dev/null || missing+=(e2fsprogs)
+	command -v ip >/dev/null || missing+=(iproute2)
+	command -v socat >/dev/null || missing+=(socat)
+	if ((${#missing[@]})); then
+		log "installing host packages: ${missing[*]}"
+		apt_updated
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+	fi
+}
+
+APT_UPDATED=
+apt_updated() {
+	[[ -n $APT_UPDATED ]] && return
+	apt-get update -q >&2
+	APT_UPDATED=1
+}
+
+# The Debian mirror apt is configured with, for this release; debootstrap
+# must use the same one (it may be the only reachable archive).
+apt_mirror() {
+	local codename=$1 f uri
+	# deb822 .sources files
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[[ -f $f ]] || continue
+		uri=$(awk -v c="$codename" '
+			BEGIN { RS = ""; FS = "\n" }
+			{
+				uris = ""; suites = ""; types = ""; enabled = "yes"
+				for (i = 1; i <= NF; i++) {
+					if ($i ~ /^URIs:/) { uris = $i; sub(/^URIs:[ \t]*/, "", uris) }
+					if ($i ~ /^Suites:/) { suites = " " $i " "; sub(/^ Suites:/, " ", suites) }
+					if ($i ~ /^Types:/) types = $i
+					if ($i ~ /^Enabled:[ \t]*no/) enabled = "no"
+				}
+				if (enabled == "yes" && types ~ /(^|[ \t])deb([ \t]|$)/ && suites ~ ("[ \t]" c "[ \t]")) {
+					split(uris, u, /[ \t]+/); print u[1]; exit
+				}
+			}' "$f")
+		[[ -n $uri ]] && { echo "$uri"; return; }
+	done
+	# one-line sources.list files
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[[ -f $f ]] || continue
+		uri=$(awk -v c="$codename" '
+			$1 == "deb" {
+				i = 2; if ($i ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
+				if ($(i + 1) == c) { print $i; exit }
+			}' "$f")
+		[[ -n $uri ]] && { echo "$uri"; return; }
+	done
+	return 1
+}
+
+# apt's HTTP proxy, if it has one, for debootstrap's downloads too.
+apt_proxy() {
+	local p=
+	eval "$(apt-config shell p Acquire::http::Proxy)"
+	[[ -n $p && $p != DIRECT ]] && echo "$p"
+	return 0
+}
+
+# --- build ------------------------------------------------------------------
+
+# The kernel: the package linux-image-amd64 points to, unpacked; depmod run.
+build_kernel() {
+	local dir=$CACHE/kernel pkg kver deb
+	if [[ -f $dir/ready ]]; then
+		log "kernel: cached ($(cat "$dir/ready"))"
+		return
+	fi
+	rm -rf "$dir.tmp"
+	mkdir -p "$dir.tmp/x"
+	apt_updated
+	pkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/ { print $2; exit }')
+	[[ -n $pkg ]] || die "apt-cache depends linux-image-amd64 named no kernel package"
+	(cd "$dir.tmp" && apt-get -o APT::Sandbox::User=root download -q "$pkg" >&2)
+	deb=$(ls "$dir.tmp"/*.deb)
+	dpkg-deb -x "$deb" "$dir.tmp/x"
+	kver=$(ls "$dir.tmp/x/lib/modules")
+	depmod -b "$dir.tmp/x" "$kver"
+	cp "$dir.tmp/x/boot/vmlinuz-$kver" "$dir.tmp/vmlinuz"
+	rm -f "$deb"
+	echo "$kver" >"$dir.tmp/kver"
+	echo "$pkg $kver" >"$dir.tmp/ready"
+	rm -rf "$dir"
+	mv "$dir.tmp" "$dir"
+	log "kernel: $pkg ($kver)"
+}
+
+# The root file system: debootstrap minbase with osmo-stp, as an ext4 image.
+# It holds only Debian's files; the lab's configuration comes in the initramfs.
+GUEST_PKGS=osmo-stp,kmod,iproute2
+build_rootfs() {
+	local img=$CACHE/rootfs.img codename mirror proxy
+	if [[ -f $img && -f $CACHE/rootfs.ready ]]; then
+		log "rootfs: cached ($(cat "$CACHE/rootfs.ready"))"
+		return
+	fi
+	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+	[[ -n $codename ]] || die "no VERSION_CODENAME in /etc/os-release"
+	mirror=$(apt_mirror "$codename") || die "no apt source for $codename in /etc/apt/sources.list{,.d}"
+	proxy=$(apt_proxy)
+	log "rootfs: debootstrap --variant=minbase $codename from $mirror${proxy:+ via proxy $proxy}"
+	rm -rf "$CACHE/rootfs.tmp" "$img.tmp"
+	mkdir -p "$CACHE/rootfs.tmp"
+	env ${proxy:+http_proxy=$proxy} debootstrap --variant=minbase --include="$GUEST_PKGS" \
+		"$codename" "$CACHE/rootfs.tmp" "$mirror" >"$CACHE/debootstrap.log" 2>&1 ||
+		{ tail -30 "$CACHE/debootstrap.log" >&2; die "debootstrap failed (log: $CACHE/debootstrap.log)"; }
+	chroot "$CACHE/rootfs.tmp" apt-get clean
+	rm -rf "$CACHE/rootfs.tmp"/var/lib/apt/lists/*
+	[[ -x $CACHE/rootfs.tmp/usr/bin/osmo-stp ]] || die "osmo-stp missing from the rootfs"
+	local ver
+	ver=$(chroot "$CACHE/rootfs.tmp" dpkg-query -W -f '${Version}' osmo-stp)
+	mkfs.ext4 -q -F -L isupgw-lab -d "$CACHE/rootfs.tmp" "$img.tmp" 512M
+	mv "$img.tmp" "$img"
+	rm -rf "$CACHE/rootfs.tmp"
+	echo "$codename osmo-stp $ver" >"$CACHE/rootfs.ready"
+	log "rootfs: osmo-stp $ver"
+}
+
+# Modules the guest loads before it mounts its root, in dependency order.
+GUEST_MODULES=(virtio_pci virtio_blk virtio_net ext4 crc32c_generic libcrc32c udp_tunnel ip6_udp_tunnel sctp)
+
+# The initramfs: static busybox, the modules, /init, the osmo-stp config and
+# the guest's init script. Cheap, so rebuilt by every build.
+build_initramfs() {
+	local kver dir=$CACHE/initramfs.tmp m line path
+	kver=$(cat "$CACHE/kernel/kver")
+	rm -rf "$dir"
+	mkdir -p "$dir"/{bin,dev,proc,sys,newroot,lib/modules,lab}
+	cp /bin/busybox "$dir/bin/busybox"
+	local -A seen=()
+	: >"$dir/lab/modules"
+	for m in "${GUEST_MODULES[@]}"; do
+		while read -r line; do
+			case $line in
+			insmod\ *) path=${line#insmod }; path=${path%% *} ;;
+			*) continue ;; # builtin
+			esac
+			[[ -n ${seen[$path]:-} ]] && continue
+			seen[$path]=1
+			local base
+			base=$(basename "$path")
+			case $base in
+			*.ko.xz) xz -dc "$path" >"$dir/lib/modules/${base%.xz}"; base=${base%.xz} ;;
+			*.ko.zst) zstd -qdc "$path" >"$dir/lib/modules/${base%.zst}"; base=${base%.zst} ;;
+			*) cp "$path" "$dir/lib/modules/$base" ;;
+			esac
+			echo "$base" >>"$dir/lab/modules"
+		done < <(modprobe -d "$CACHE/kernel/x" -S "$kver" --show-depends "$m")
+	done
+	write_guest_init >"$dir/init"
+	chmod +x "$dir/init"
+	write_guest_run >"$dir/lab/run"
+	write_stp_config >"$dir/lab/osmo-stp.cfg"
+	(cd "$dir" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) >"$CACHE/initramfs.img.tmp"
+	mv "$CACHE/initramfs.img.tmp" "$CACHE/initramfs.img"
+	log "initramfs: $(du -h "$CACHE/initramfs.img" | cut -f1), modules: $(paste -sd' ' "$dir/lab/modules")"
+	rm -rf "$dir"
+}
+
+# /init in the initramfs: load modules, SCTP-over-UDP sysctls, network,
+# mount the root read-only with a tmpfs /run holding the lab files.
+write_guest_init() {
+	cat <<EOF
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+echo "lab-init: loading modules"
+for m in \$(cat /lab/modules); do insmod /lib/modules/\$m || echo "lab-init: insmod \$m failed"; done
+echo $UDP_ENCAP_PORT > /proc/sys/net/sctp/udp_port
+echo $UDP_ENCAP_PORT > /proc/sys/net/sctp/encap_port
+echo "lab-init: sctp udp_port=\$(cat /proc/sys/net/sctp/udp_port) encap_port=\$(cat /proc/sys/net/sctp/encap_port)"
+ip link set lo up
+ip link set eth0 up
+ip addr add $GUEST_IP/$PREFIX dev eth0
+i=0
+while [ ! -b /dev/vda ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i+1)); done
+mount -t ext4 -o ro /dev/vda /newroot || { echo "lab-init: cannot mount root"; echo o > /proc/sysrq-trigger; }
+mount -t tmpfs -o mode=0755 tmpfs /newroot/run
+mount -t tmpfs tmpfs /newroot/tmp
+cp /lab/run /lab/osmo-stp.cfg /newroot/run/
+echo "lab-init: uptime \$(cat /proc/uptime); \$(dmesg | grep -i crng)"
+umount /proc /sys
+mount --move /dev /newroot/dev
+exec switch_root /newroot /bin/sh /run/run
+EOF
+}
+
+# PID 1 in the guest's root: osmo-stp, and power off if it ends.
+write_guest_run() {
+	cat <<'EOF'
+#!/bin/sh
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+echo "lab-run: starting osmo-stp at uptime $(cat /proc/uptime)"
+cd /run
+/usr/bin/osmo-stp -c /run/osmo-stp.cfg
+echo "lab-run: osmo-stp exited with status $?"
+echo o > /proc/sysrq-trigger
+EOF
+}
+
+# osmo-stp: one cs7 instance, AS A (PC 1, RC 1) and AS B (PC 2, RC 2), one
+# ASP each, told apart by the host SCTP port; routes to both point codes.
+write_stp_config() {
+	cat <<EOF
+log stderr
+ logging filter all 1
+ logging color 0
+ logging print category-hex 0
+ logging print category 1
+ logging timestamp 1
+ logging print file 0
+ logging level set-all notice
+ logging level lss7 info
+ logging level lm3ua info
+ logging level linp info
+line vty
+ no login
+ bind 0.0.0.0 $VTY_PORT
+cs7 instance 0
+ point-code format 24
+ point-code $PC_STP
+ asp asp-a $ASP_A_PORT $M3UA_PORT m3ua
+  remote-ip $HOST_IP
+  local-ip $GUEST_IP
+  role sg
+  sctp-role server
+ asp asp-b $ASP_B_PORT $M3UA_PORT m3ua
+  remote-ip $HOST_IP
+  local-ip $GUEST_IP
+  role sg
+  sctp-role server
+ as as-a m3ua
+  asp asp-a
+  routing-key $RC_A $PC_A
+  traffic-mode override
+ as as-b m3ua
+  asp asp-b
+  routing-key $RC_B $PC_B
+  traffic-mode override
+ route-table system
+  update route $PC_A 16777215 linkset as-a
+  update route $PC_B 16777215 linkset as-b
+ listen m3ua $M3UA_PORT
+  local-ip $GUEST_IP
+EOF
+}
+
+cmd_build() {
+	need_root
+	need_apt
+	local t0 t
+	t0=$(now)
+	mkdir -p "$CACHE"
+	t=$(now); host_tools; phase "host packages" "$t"
+	t=$(now); build_kernel; phase "kernel" "$t"
+	t=$(now); build_rootfs; phase "rootfs" "$t"
+	t=$(now); build_initramfs; phase "initramfs" "$t"
+	phase "build total" "$t0"
+}
+
+# --- up / down --------------------------------------------------------------
+
+in_ns() { ip netns exec "$NS" "$@"; }
+
+vty_probe() {
+	# From inside the namespace: the VTY banner names OsmoSTP. (socat with
+	# an empty stdin is no probe: osmo-stp may see EOF before it writes.)
+	in_ns timeout 3 bash -c "exec 3<>/dev/tcp/$GUEST_IP/$VTY_PORT && head -c 120 <&3" 2>/dev/null | grep -aq OsmoSTP
+}
+
+cmd_up() {
+	need_root
+	[[ -f $CACHE/initramfs.img && -f $CACHE/rootfs.img && -f $CACHE/kernel/vmlinuz ]] ||
+		die "no guest in $CACHE: run '$SELF build' first"
+	command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run '$SELF build' first"
+	cmd_down quiet
+	trap 'cmd_down quiet' EXIT
+	local t0
+	t0=$(now)
+	mkdir -p "$RUN"
+	ip netns add "$NS"
+	in_ns ip link set lo up
+	in_ns ip tuntap add dev "$TAP" mode tap
+	in_ns ip addr add "$HOST_IP/$PREFIX" dev "$TAP"
+	in_ns ip link set "$TAP" up
+	# qemu in the namespace: it opens the tap there. The root image is
+	# opened with snapshot=on so the cached image is never written.
+	# qboot starts the kernel faster than SeaBIOS; no option ROM on the NIC.
+	local fw=()
+	[[ -f /usr/share/qemu/qboot.rom ]] && fw=(-bios /usr/share/qemu/qboot.rom)
+	in_ns qemu-system-x86_64 -accel tcg -machine q35 -cpu max -smp 1 -m "$GUEST_MEM" "${fw[@]}" \
+		-nographic -no-reboot -nodefaults -serial stdio -monitor none \
+		-kernel "$CACHE/kernel/vmlinuz" -initrd "$CACHE/initramfs.img" \
+		-append "console=ttyS0 panic=-1 loglevel=5 printk.time=1" \
+		-drive "file=$CACHE/rootfs.img,if=virtio,format=raw,snapshot=on" \
+		-netdev "tap,id=n0,ifname=$TAP,script=no,downscript=no" \
+		-device virtio-net-pci,netdev=n0,romfile= \
+		-pidfile "$RUN/qemu.pid" \
+		</dev/null >"$RUN/console.log" 2>&1 &
+	local qpid=$! deadline
+	echo "$qpid" >"$RUN/qemu.launcher.pid"
+	deadline=$(($(date +%s) + BOOT_TIMEOUT))
+	local booted=
+	while (($(date +%s) < deadline)); do
+		if ! kill -0 "$qpid" 2>/dev/null; then
+			tail -40 "$RUN/console.log" >&2
+			die "qemu exited during boot (console: $RUN/console.log)"
+		fi
+		if [[ -z $booted ]] && grep -aq 'lab-run: starting osmo-stp' "$RUN/console.log"; then
+			booted=1
+			phase "boot" "$t0"
+		fi
+		if [[ -n $booted ]] && vty_probe; then
+			phase "osmo-stp ready" "$t0"
+			forward_vty
+			trap - EXIT
+			return 0
+		fi
+		sleep 0.5
+	done
+	tail -40 "$RUN/console.log" >&2
+	die "osmo-stp did not answer on its VTY within ${BOOT_TIMEOUT}s (console: $RUN/console.log)"
+}
+
+# The VTY on the host's loopback: each connection enters the namespace.
+forward_vty() {
+	local addr=${HOST_VTY%:*} port=${HOST_VTY##*:}
+	socat "TCP-LISTEN:$port,bind=$addr,reuseaddr,fork" \
+		"EXEC:ip netns exec $NS socat STDIO TCP\\:$GUEST_IP\\:$VTY_PORT" \
+		</dev/null >"$RUN/vty-forward.log" 2>&1 &
+	echo $! >"$RUN/vty-forward.pid"
+	log "VTY: telnet $addr $port (host) or $GUEST_IP $VTY_PORT (in netns $NS)"
+}
+
+kill_pidfile() {
+	local f=$1 pid i
+	[[ -f $f ]] || return 0
+	pid=$(cat "$f")
+	if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+		kill "$pid" 2>/dev/null || true
+		for ((i = 0; i < 50; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -9 "$pid" 2>/dev/null || true
+	fi
+	rm -f "$f"
+}
+
+cmd_down() {
+	[[ $(id -u) -eq 0 ]] || skip "needs root"
+	kill_pidfile "$RUN/vty-forward.pid"
+	kill_pidfile "$RUN/qemu.pid"
+	kill_pidfile "$RUN/qemu.launcher.pid"
+	if ip netns list 2>/dev/null | grep -qw "^$NS"; then
+		ip netns delete "$NS"
+	fi
+	[[ ${1:-} == quiet ]] || log "down"
+}
+
+# --- status -----------------------------------------------------------------
+
+vty_cmd() {
+	# Commands on stdin, one VTY session; the answer on stdout.
+	{ printf '%s\r\n' "$@"; sleep 1; } | in_ns timeout 5 socat -T3 - "TCP:$GUEST_IP:$VTY_PORT" | tr -d '\r' | LC_ALL=C tr -cd '\11\12\40-\176'
+}
+
+cmd_status() {
+	local up=0
+	if ip netns list 2>/dev/null | grep -qw "^$NS"; then
+		echo "netns: $NS"
+		up=1
+	else
+		echo "netns: absent"
+	fi
+	if [[ -f $RUN/qemu.pid ]] && kill -0 "$(cat "$RUN/qemu.pid")" 2>/dev/null; then
+		echo "qemu: running, pid $(cat "$RUN/qemu.pid"), console $RUN/console.log"
+	else
+		echo "qemu: not running"
+		up=0
+	fi
+	echo "cache: $CACHE ($(cat "$CACHE/kernel/ready" 2>/dev/null || echo no kernel); $(cat "$CACHE/rootfs.ready" 2>/dev/null || echo no rootfs))"
+	if ((up)); then
+		vty_cmd "show cs7 instance 0 asp" "show cs7 instance 0 as all"
+	fi
+	((up))
+}
+
+cmd_env() {
+	cat <<EOF
+LAB_NETNS=$NS
+LAB_HOST_IP=$HOST_IP
+LAB_GUEST_IP=$GUEST_IP
+LAB_M3UA_PORT=$M3UA_PORT
+LAB_UDP_ENCAP_PORT=$UDP_ENCAP_PORT
+LAB_VTY_PORT=$VTY_PORT
+LAB_ASP_A_PORT=$ASP_A_PORT
+LAB_ASP_B_PORT=$ASP_B_PORT
+LAB_PC_A=$PC_A
+LAB_PC_B=$PC_B
+LAB_PC_STP=$PC_STP
+LAB_RC_A=$RC_A
+LAB_RC_B=$RC_B
+LAB_RUN=$RUN
+LAB_CACHE=$CACHE
+EOF
+}
+
+case ${1:-} in
+build) cmd_build ;;
+up) cmd_up ;;
+down) cmd_down ;;
+status) cmd_status ;;
+vty) shift; need_root; vty_cmd "$@" ;;
+env) cmd_env ;;
+*)
+	sed -n '2,/^set -euo/p' "$SELF" | sed '$d; s/^# \{0,1\}//' >&2
+	exit 2
+	;;
+esac
