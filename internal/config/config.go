@@ -1,0 +1,596 @@
+// Package config reads the gateway's YAML configuration file and turns it into
+// the configurations of its parts (M3UA endpoint, ISUP stack, congestion
+// control, host API, metrics, capture, logs). Every error names the file, the
+// line and the field, and says what is expected.
+package config
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/isupgw/isupgw/gateway"
+	"github.com/isupgw/isupgw/host"
+	"github.com/isupgw/isupgw/isup"
+	"github.com/isupgw/isupgw/isup/stack"
+	"github.com/isupgw/isupgw/mtp"
+	"github.com/isupgw/isupgw/mtp/m3ua"
+	"github.com/isupgw/isupgw/sprc"
+)
+
+//go:embed default.yaml
+var defaultYAML []byte
+
+// DefaultYAML is the embedded configuration used when no file is given: one
+// adjacent exchange on loopback.
+func DefaultYAML() []byte { return append([]byte(nil), defaultYAML...) }
+
+// File mirrors the YAML file. The README's configuration reference documents
+// every field.
+type File struct {
+	PointCode        PointCode      `yaml:"point_code"`
+	NetworkIndicator NI             `yaml:"network_indicator"`
+	Variant          Variant        `yaml:"variant"`
+	M3UA             M3UA           `yaml:"m3ua"`
+	CircuitGroups    []CircuitGroup `yaml:"circuit_groups"`
+	ResetOnStart     *bool          `yaml:"reset_on_start"`
+	ResetOnResume    bool           `yaml:"reset_on_resume"`
+	StateFile        string         `yaml:"state_file"`
+	Timers           Timers         `yaml:"timers"`
+	Congestion       Congestion     `yaml:"congestion"`
+	CodeYellow       CodeYellow     `yaml:"code_yellow"`
+	HostAPI          HostAPI        `yaml:"host_api"`
+	Metrics          string         `yaml:"metrics"`
+	Capture          string         `yaml:"capture"`
+	Log              Log            `yaml:"log"`
+}
+
+// M3UA is the SIGTRAN side.
+type M3UA struct {
+	Role              Role        `yaml:"role"`
+	Transport         Transport   `yaml:"transport"`
+	Listen            *AddrPort   `yaml:"listen"`
+	DoubleExchange    bool        `yaml:"double_exchange"`
+	NetworkAppearance *uint32     `yaml:"network_appearance"`
+	RouteMode         TrafficMode `yaml:"route_mode"`
+	Peers             []Peer      `yaml:"peers"`
+}
+
+// Peer is one association and the point codes routed through it.
+type Peer struct {
+	Name            string      `yaml:"name"`
+	Connect         *AddrPort   `yaml:"connect"`
+	AcceptFrom      *Addr       `yaml:"accept_from"`
+	ASPID           *uint32     `yaml:"asp_id"`
+	RoutingContexts []uint32    `yaml:"routing_contexts"`
+	TrafficMode     TrafficMode `yaml:"traffic_mode"`
+	PointCodes      []PointCode `yaml:"point_codes"`
+	DefaultRoute    bool        `yaml:"default_route"`
+}
+
+// CircuitGroup is the circuits towards one adjacent exchange.
+type CircuitGroup struct {
+	Name      string    `yaml:"name"`
+	PointCode PointCode `yaml:"point_code"`
+	Variant   *Variant  `yaml:"variant"`
+	CICs      CICRanges `yaml:"cics"`
+	Direction Direction `yaml:"direction"`
+	Glare     Glare     `yaml:"glare"`
+}
+
+// Timers are the ISUP timers; unset ones keep their defaults.
+type Timers struct {
+	T1  Duration `yaml:"t1"`
+	T2  Duration `yaml:"t2"`
+	T3  Duration `yaml:"t3"`
+	T4  Duration `yaml:"t4"`
+	T5  Duration `yaml:"t5"`
+	T6  Duration `yaml:"t6"`
+	T7  Duration `yaml:"t7"`
+	T8  Duration `yaml:"t8"`
+	T9  Duration `yaml:"t9"`
+	T12 Duration `yaml:"t12"`
+	T13 Duration `yaml:"t13"`
+	T14 Duration `yaml:"t14"`
+	T15 Duration `yaml:"t15"`
+	T16 Duration `yaml:"t16"`
+	T17 Duration `yaml:"t17"`
+	T18 Duration `yaml:"t18"`
+	T19 Duration `yaml:"t19"`
+	T20 Duration `yaml:"t20"`
+	T21 Duration `yaml:"t21"`
+	T22 Duration `yaml:"t22"`
+	T23 Duration `yaml:"t23"`
+	T27 Duration `yaml:"t27"`
+	T28 Duration `yaml:"t28"`
+	T33 Duration `yaml:"t33"`
+}
+
+// Congestion is congestion and admission control.
+type Congestion struct {
+	ProbeInterval Duration      `yaml:"probe_interval"`
+	AverageOver   int           `yaml:"average_over"`
+	Level1Delay   Duration      `yaml:"level1_delay"`
+	Level1Average Duration      `yaml:"level1_average"`
+	ClearAverage  Duration      `yaml:"clear_average"`
+	ACC           ACC           `yaml:"acc"`
+	MTP           MTPCongestion `yaml:"mtp"`
+	Availability  Availability  `yaml:"availability"`
+	Constraints   []Constraint  `yaml:"constraints"`
+}
+
+// ACC is automatic congestion control on received ACL.
+type ACC struct {
+	Mode     ACCMode   `yaml:"mode"`
+	Admit    []float64 `yaml:"admit"`
+	Duration Duration  `yaml:"duration"`
+}
+
+// MTPCongestion is the reaction to SCON.
+type MTPCongestion struct {
+	T29   Duration  `yaml:"t29"`
+	T30   Duration  `yaml:"t30"`
+	Steps []float64 `yaml:"steps"`
+}
+
+// Availability declares destinations out of service and back.
+type Availability struct {
+	T7Failures   *int     `yaml:"t7_failures"`
+	ResumeAfter  Duration `yaml:"resume_after"`
+	Ping         bool     `yaml:"ping"`
+	PingInterval Duration `yaml:"ping_interval"`
+}
+
+// Constraint limits one destination.
+type Constraint struct {
+	PointCode       PointCode `yaml:"point_code"`
+	MaxCalls        int       `yaml:"max_calls"`
+	MaxOutbound     int       `yaml:"max_outbound"`
+	BurstRate       int       `yaml:"burst_rate"`
+	BurstWindow     Duration  `yaml:"burst_window"`
+	SustainedRate   int       `yaml:"sustained_rate"`
+	SustainedWindow Duration  `yaml:"sustained_window"`
+}
+
+// CodeYellow is call throttling.
+type CodeYellow struct {
+	Enabled      *bool    `yaml:"enabled"`
+	SampleSize   int      `yaml:"sample_size"`
+	EntryLatency Duration `yaml:"entry_latency"`
+	ExitPercent  int      `yaml:"exit_percent"`
+	Duration     Duration `yaml:"duration"`
+	DumpDir      string   `yaml:"dump_dir"`
+}
+
+// HostAPI is the socket API for host applications.
+type HostAPI struct {
+	TCP       string         `yaml:"tcp"`
+	Unix      string         `yaml:"unix"`
+	Token     string         `yaml:"token"`
+	TokenFile string         `yaml:"token_file"`
+	NoAuth    bool           `yaml:"no_auth"`
+	QueueSize int            `yaml:"queue_size"`
+	MaxHosts  int            `yaml:"max_hosts"`
+	Incoming  []IncomingRule `yaml:"incoming"`
+}
+
+// IncomingRule picks the hosts offered an incoming call.
+type IncomingRule struct {
+	Prefix    string    `yaml:"prefix"`
+	PointCode PointCode `yaml:"point_code"`
+	Route     string    `yaml:"route"`
+	App       string    `yaml:"app"`
+}
+
+// Log is the logging set-up.
+type Log struct {
+	Level  string `yaml:"level"`
+	Format string `yaml:"format"`
+}
+
+// Config is the loaded configuration, ready for the parts.
+type Config struct {
+	Source      string // the file name, or "(embedded default)"
+	Gateway     gateway.Config
+	Congestion  sprc.Config
+	Host        host.Config
+	MetricsAddr string
+	CapturePath string
+	DumpDir     string
+	LogLevel    string
+	LogFormat   string
+	// TokenGenerated is set when auth is on and no token was configured: Load
+	// made a random one for this run.
+	TokenGenerated bool
+}
+
+// Load reads a configuration file ("" for the embedded default).
+func Load(path string) (*Config, error) {
+	if path == "" {
+		return Parse("(embedded default)", defaultYAML)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, b)
+}
+
+// Parse reads a configuration from bytes; name is used in errors.
+func Parse(name string, b []byte) (*Config, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	paths := indexPaths(&root)
+	var f File
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		return nil, paths.explain(name, err)
+	}
+	v := &validator{name: name, paths: paths}
+	cfg := v.build(&f)
+	if len(v.errs) > 0 {
+		return nil, errors.Join(v.errs...)
+	}
+	return cfg, nil
+}
+
+// pathIndex maps YAML field paths to lines and back.
+type pathIndex struct {
+	line   map[string]int
+	byLine map[int]string
+}
+
+func indexPaths(root *yaml.Node) pathIndex {
+	p := pathIndex{line: map[string]int{}, byLine: map[int]string{}}
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, path)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, val := n.Content[i], n.Content[i+1]
+				child := k.Value
+				if path != "" {
+					child = path + "." + k.Value
+				}
+				p.add(child, k.Line, true)
+				if val.Line != k.Line {
+					p.add(child, val.Line, true)
+				}
+				walk(val, child)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				child := fmt.Sprintf("%s[%d]", path, i)
+				p.add(child, c.Line, false)
+				walk(c, child)
+			}
+		}
+	}
+	walk(root, "")
+	return p
+}
+
+// add records a path's line. A mapping key claims its line (deeper keys, on
+// later lines, claim theirs); a list item claims a line only if no key did, so
+// an error in a one-line list names its field.
+func (p pathIndex) add(path string, line int, key bool) {
+	if _, ok := p.line[path]; !ok {
+		p.line[path] = line
+	}
+	if _, taken := p.byLine[line]; key || !taken {
+		p.byLine[line] = path
+	}
+}
+
+var lineRE = regexp.MustCompile(`line (\d+): `)
+
+// explain turns a decoding error into "file:line: path: message" lines.
+func (p pathIndex) explain(name string, err error) error {
+	var msgs []string
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	} else {
+		msgs = []string{err.Error()}
+	}
+	var out []error
+	for _, m := range msgs {
+		loc := lineRE.FindStringSubmatch(m)
+		if loc == nil {
+			out = append(out, fmt.Errorf("%s: %s", name, m))
+			continue
+		}
+		line, _ := strconv.Atoi(loc[1])
+		rest := strings.Replace(m, loc[0], "", 1)
+		rest = strings.Replace(rest, "in type config.", "in section ", 1)
+		if path := p.byLine[line]; path != "" {
+			out = append(out, fmt.Errorf("%s:%d: %s: %s", name, line, path, rest))
+		} else {
+			out = append(out, fmt.Errorf("%s:%d: %s", name, line, rest))
+		}
+	}
+	return errors.Join(out...)
+}
+
+// validator builds the parts' configurations and collects errors with paths.
+type validator struct {
+	name  string
+	paths pathIndex
+	errs  []error
+}
+
+func (v *validator) fail(path, format string, a ...any) {
+	line := v.paths.line[path]
+	for line == 0 && strings.ContainsAny(path, ".[") { // fall back to the enclosing field
+		i := strings.LastIndexAny(path, ".[")
+		path = path[:i]
+		line = v.paths.line[path]
+	}
+	if line > 0 {
+		v.errs = append(v.errs, fmt.Errorf("%s:%d: %s: %s", v.name, line, path, fmt.Sprintf(format, a...)))
+	} else {
+		v.errs = append(v.errs, fmt.Errorf("%s: %s: %s", v.name, path, fmt.Sprintf(format, a...)))
+	}
+}
+
+func (v *validator) pointCode(path string, p PointCode, ansi bool, required bool) mtp.PointCode {
+	if !p.set {
+		if required {
+			v.fail(path, "missing (want the point code)")
+		}
+		return 0
+	}
+	pc, err := p.resolve(ansi)
+	if err != nil {
+		v.fail(path, "%v", err)
+	}
+	return mtp.PointCode(pc)
+}
+
+func (v *validator) build(f *File) *Config {
+	cfg := &Config{Source: v.name}
+	variant := isup.ITU
+	if f.Variant.set {
+		variant = f.Variant.v
+	}
+	ansi := variant == isup.ANSI
+	own := v.pointCode("point_code", f.PointCode, ansi, true)
+	ni := uint8(2) // national
+	if f.NetworkIndicator.set {
+		ni = f.NetworkIndicator.v
+	}
+
+	// Circuit groups.
+	st := stack.Config{OPC: own, NI: ni, ResetOnStart: true, ResetOnResume: f.ResetOnResume, StateFile: f.StateFile,
+		Timers: stack.Timers{T1: time.Duration(f.Timers.T1), T2: time.Duration(f.Timers.T2), T3: time.Duration(f.Timers.T3),
+			T4: time.Duration(f.Timers.T4), T5: time.Duration(f.Timers.T5), T6: time.Duration(f.Timers.T6), T7: time.Duration(f.Timers.T7),
+			T8: time.Duration(f.Timers.T8), T9: time.Duration(f.Timers.T9), T12: time.Duration(f.Timers.T12), T13: time.Duration(f.Timers.T13),
+			T14: time.Duration(f.Timers.T14), T15: time.Duration(f.Timers.T15), T16: time.Duration(f.Timers.T16), T17: time.Duration(f.Timers.T17),
+			T18: time.Duration(f.Timers.T18), T19: time.Duration(f.Timers.T19), T20: time.Duration(f.Timers.T20), T21: time.Duration(f.Timers.T21),
+			T22: time.Duration(f.Timers.T22), T23: time.Duration(f.Timers.T23), T27: time.Duration(f.Timers.T27), T28: time.Duration(f.Timers.T28),
+			T33: time.Duration(f.Timers.T33)}}
+	if f.ResetOnStart != nil {
+		st.ResetOnStart = *f.ResetOnStart
+	}
+	if len(f.CircuitGroups) == 0 {
+		v.fail("circuit_groups", "missing (want at least one circuit group)")
+	}
+	names := map[string]bool{}
+	pcs := map[mtp.PointCode]string{}
+	for i, g := range f.CircuitGroups {
+		path := fmt.Sprintf("circuit_groups[%d]", i)
+		gv := variant
+		if g.Variant != nil {
+			gv = g.Variant.v
+		}
+		dpc := v.pointCode(path+".point_code", g.PointCode, gv == isup.ANSI, true)
+		if g.Name == "" {
+			v.fail(path, "missing name (want a name hosts and routes can use)")
+		} else if names[g.Name] {
+			v.fail(path+".name", "%q is used by another circuit group", g.Name)
+		}
+		names[g.Name] = true
+		if dpc != 0 && dpc == own {
+			v.fail(path+".point_code", "%d is our own point code", dpc)
+		}
+		if prev, dup := pcs[dpc]; dup && dpc != 0 {
+			v.fail(path+".point_code", "%d already has circuit group %q (one group per adjacent exchange)", dpc, prev)
+		}
+		pcs[dpc] = g.Name
+		if len(g.CICs) == 0 {
+			v.fail(path+".cics", "missing (want CIC ranges like [\"1-31\"])")
+		}
+		for j, r := range g.CICs {
+			if r.Last > gv.MaxCIC() {
+				v.fail(fmt.Sprintf("%s.cics[%d]", path, j), "CIC %d exceeds the %s maximum %d", r.Last, gv, gv.MaxCIC())
+			}
+		}
+		st.Groups = append(st.Groups, stack.Group{Name: g.Name, DPC: dpc, Variant: gv, CICs: g.CICs, Direction: g.Direction.v, Glare: g.Glare.v})
+	}
+
+	// M3UA.
+	m := m3ua.Config{Role: m3ua.RoleIPSP, Transport: f.M3UA.Transport.v, DoubleExchange: f.M3UA.DoubleExchange, RouteMode: mtp.Loadshare}
+	if f.M3UA.Role.set {
+		m.Role = f.M3UA.Role.v
+	}
+	if f.M3UA.RouteMode.set {
+		m.RouteMode = f.M3UA.RouteMode.v
+	}
+	if f.M3UA.Listen != nil {
+		m.Listen = netipAddrPort(*f.M3UA.Listen)
+	}
+	if f.M3UA.NetworkAppearance != nil {
+		m.NetworkAppearance, m.HasNetworkAppearance = *f.M3UA.NetworkAppearance, true
+	}
+	if m.Role == m3ua.RoleSG && f.M3UA.Listen == nil {
+		v.fail("m3ua.role", "an SG must listen (want m3ua.listen)")
+	}
+	if len(f.M3UA.Peers) == 0 {
+		v.fail("m3ua.peers", "missing (want at least one peer: an STP, SG or adjacent exchange)")
+	}
+	peerNames := map[string]bool{}
+	for i, p := range f.M3UA.Peers {
+		path := fmt.Sprintf("m3ua.peers[%d]", i)
+		if p.Name == "" {
+			v.fail(path, "missing name")
+		} else if peerNames[p.Name] {
+			v.fail(path+".name", "%q is used by another peer", p.Name)
+		}
+		peerNames[p.Name] = true
+		mp := m3ua.Peer{Name: p.Name, RoutingContexts: p.RoutingContexts, TrafficMode: mtp.Loadshare, Default: p.DefaultRoute}
+		if p.TrafficMode.set {
+			mp.TrafficMode = p.TrafficMode.v
+		}
+		switch {
+		case p.Connect != nil && p.AcceptFrom != nil:
+			v.fail(path, "both connect and accept_from (want one: we dial the peer, or it dials us)")
+		case p.Connect != nil:
+			mp.Dial = netipAddrPort(*p.Connect)
+		case p.AcceptFrom != nil:
+			mp.From = netipAddr(*p.AcceptFrom)
+			if f.M3UA.Listen == nil {
+				v.fail(path+".accept_from", "peers that dial us need m3ua.listen")
+			}
+		default:
+			v.fail(path, "neither connect nor accept_from (want connect: ADDR:PORT to dial it, or accept_from: ADDR when it dials us)")
+		}
+		if p.ASPID != nil {
+			mp.ASPID, mp.HasASPID = *p.ASPID, true
+		}
+		for j, pc := range p.PointCodes {
+			mp.DPCs = append(mp.DPCs, v.pointCode(fmt.Sprintf("%s.point_codes[%d]", path, j), pc, ansi, true))
+		}
+		m.Peers = append(m.Peers, mp)
+	}
+	// Every circuit group must be reachable through some peer.
+	routed := map[mtp.PointCode]bool{}
+	anyDefault := false
+	for _, p := range m.Peers {
+		for _, pc := range p.DPCs {
+			routed[pc] = true
+		}
+		anyDefault = anyDefault || p.Default
+	}
+	for i, g := range st.Groups {
+		if g.DPC != 0 && !routed[g.DPC] && !anyDefault {
+			v.fail(fmt.Sprintf("circuit_groups[%d].point_code", i), "no m3ua peer routes point code %d (add it to a peer's point_codes, or mark a peer default_route)", g.DPC)
+		}
+	}
+	cfg.Gateway = gateway.Config{Stack: st, M3UA: m}
+
+	// Congestion control.
+	c := f.Congestion
+	sc := sprc.Config{ProbeInterval: time.Duration(c.ProbeInterval), AverageOver: c.AverageOver,
+		Level1Delay: time.Duration(c.Level1Delay), Level1Average: time.Duration(c.Level1Average), ClearAverage: time.Duration(c.ClearAverage),
+		ACC: sprc.ACCConfig{Mode: c.ACC.Mode.v, Duration: time.Duration(c.ACC.Duration)},
+		MTP: sprc.MTPCongestionConfig{T29: time.Duration(c.MTP.T29), T30: time.Duration(c.MTP.T30), Steps: c.MTP.Steps},
+		Availability: sprc.AvailabilityConfig{T7Failures: sprc.Default.Availability.T7Failures, ResumeAfter: time.Duration(c.Availability.ResumeAfter),
+			Ping: c.Availability.Ping, PingInterval: time.Duration(c.Availability.PingInterval)},
+		CodeYellow: sprc.CodeYellowConfig{Enabled: true, SampleSize: f.CodeYellow.SampleSize, EntryLatency: time.Duration(f.CodeYellow.EntryLatency),
+			ExitPercent: f.CodeYellow.ExitPercent, Duration: time.Duration(f.CodeYellow.Duration)}}
+	if c.Availability.T7Failures != nil {
+		sc.Availability.T7Failures = *c.Availability.T7Failures
+	}
+	if f.CodeYellow.Enabled != nil {
+		sc.CodeYellow.Enabled = *f.CodeYellow.Enabled
+	}
+	if len(c.ACC.Admit) > 0 {
+		if len(c.ACC.Admit) != 3 {
+			v.fail("congestion.acc.admit", "%d values (want 3: the fractions admitted at ACL 1, 2 and 3)", len(c.ACC.Admit))
+		} else {
+			copy(sc.ACC.Admit[:], c.ACC.Admit)
+		}
+	}
+	for i, k := range c.Constraints {
+		path := fmt.Sprintf("congestion.constraints[%d]", i)
+		sc.Constraints = append(sc.Constraints, sprc.Constraint{DPC: v.pointCode(path+".point_code", k.PointCode, ansi, true),
+			MaxCalls: k.MaxCalls, MaxOutbound: k.MaxOutbound, BurstRate: k.BurstRate, BurstWindow: time.Duration(k.BurstWindow),
+			SustainedRate: k.SustainedRate, SustainedWindow: time.Duration(k.SustainedWindow)})
+	}
+	if err := sc.Validate(); err != nil {
+		for _, e := range unjoin(err) {
+			v.fail("congestion", "%v", e)
+		}
+	}
+	cfg.Congestion = sc
+	cfg.DumpDir = f.CodeYellow.DumpDir
+	if cfg.DumpDir == "" {
+		cfg.DumpDir = os.TempDir()
+	}
+
+	// Host API.
+	h := host.Config{TCP: f.HostAPI.TCP, Unix: f.HostAPI.Unix, Token: f.HostAPI.Token, NoAuth: f.HostAPI.NoAuth,
+		QueueSize: f.HostAPI.QueueSize, MaxHosts: f.HostAPI.MaxHosts}
+	if f.HostAPI.TokenFile != "" {
+		b, err := os.ReadFile(f.HostAPI.TokenFile)
+		if err != nil {
+			v.fail("host_api.token_file", "%v", err)
+		}
+		h.Token = strings.TrimSpace(string(b))
+	}
+	if h.Token == "" && !h.NoAuth {
+		h.Token = randomToken()
+		cfg.TokenGenerated = true
+	}
+	for i, r := range f.HostAPI.Incoming {
+		path := fmt.Sprintf("host_api.incoming[%d]", i)
+		if _, err := isup.ParseDigits(r.Prefix); err != nil {
+			v.fail(path+".prefix", "%q: %v", r.Prefix, err)
+		}
+		if r.Route != "" && !names[r.Route] {
+			v.fail(path+".route", "%q is not a circuit group", r.Route)
+		}
+		h.Rules = append(h.Rules, host.Rule{Prefix: r.Prefix, OPC: v.pointCode(path+".point_code", r.PointCode, ansi, false), Route: r.Route, App: r.App})
+	}
+	cfg.Host = h
+
+	cfg.MetricsAddr = f.Metrics
+	if cfg.MetricsAddr == "" {
+		cfg.MetricsAddr = "127.0.0.1:9700"
+	}
+	cfg.CapturePath = f.Capture
+	cfg.LogLevel, cfg.LogFormat = strings.ToLower(f.Log.Level), strings.ToLower(f.Log.Format)
+	if cfg.LogLevel == "" {
+		cfg.LogLevel = "info"
+	}
+	if cfg.LogFormat == "" {
+		cfg.LogFormat = "json"
+	}
+	switch cfg.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		v.fail("log.level", "%q (want debug, info, warn or error)", f.Log.Level)
+	}
+	if cfg.LogFormat != "json" && cfg.LogFormat != "console" {
+		v.fail("log.format", "%q (want json or console)", f.Log.Format)
+	}
+	if err := st.Validate(); err != nil && len(v.errs) == 0 {
+		for _, e := range unjoin(err) {
+			v.fail("circuit_groups", "%v", e)
+		}
+	}
+	return cfg
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}

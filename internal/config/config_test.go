@@ -1,0 +1,194 @@
+package config
+
+import (
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/isupgw/isupgw/isup"
+	"github.com/isupgw/isupgw/isup/stack"
+	"github.com/isupgw/isupgw/mtp"
+	"github.com/isupgw/isupgw/mtp/m3ua"
+	"github.com/isupgw/isupgw/sprc"
+)
+
+func TestEmbeddedDefaultLoads(t *testing.T) {
+	cfg, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := cfg.Gateway
+	if g.Stack.OPC != 1 || len(g.Stack.Groups) != 1 || g.Stack.Groups[0].DPC != 2 || g.M3UA.Role != m3ua.RoleIPSP {
+		t.Fatalf("default: %+v", g)
+	}
+	if !g.M3UA.Listen.Addr().IsLoopback() || !strings.HasPrefix(cfg.Host.TCP, "127.0.0.1:") || !strings.HasPrefix(cfg.MetricsAddr, "127.0.0.1:") {
+		t.Fatalf("the default must bind to loopback only: %v %s %s", g.M3UA.Listen, cfg.Host.TCP, cfg.MetricsAddr)
+	}
+	if cfg.Host.Token == "" || !cfg.TokenGenerated {
+		t.Fatal("the default must generate a host API token")
+	}
+}
+
+const full = `
+point_code: 2-100-3
+network_indicator: international
+variant: itu
+m3ua:
+  role: asp
+  transport: udp
+  network_appearance: 7
+  peers:
+    - name: stp-a
+      connect: 127.0.0.1:2906
+      asp_id: 11
+      routing_contexts: [100, 101]
+      traffic_mode: override
+      point_codes: [2, "0-0-5"]
+    - name: stp-b
+      connect: "[::1]:2906"
+      default_route: true
+circuit_groups:
+  - name: b
+    point_code: 2
+    cics: ["1-31", 33, "40-41"]
+    direction: outgoing
+    glare: even
+  - name: c
+    point_code: 0-0-5
+    variant: ansi
+    cics: ["1-16383"]
+reset_on_start: false
+state_file: /tmp/state.json
+timers: {t1: 30s, t7: 25s, t9: 2m}
+congestion:
+  probe_interval: 500ms
+  level1_delay: 8s
+  acc: {mode: report, admit: [0.6, 0.2, 0], duration: 10s}
+  mtp: {t29: 400ms, t30: 6s, steps: [1, 0.5]}
+  availability: {t7_failures: 5, ping: true}
+  constraints:
+    - {point_code: 2, max_calls: 100, burst_rate: 10, burst_window: 1s}
+code_yellow: {enabled: false, entry_latency: 50ms, duration: 30m, dump_dir: /var/tmp}
+host_api:
+  tcp: 127.0.0.1:7701
+  unix: /tmp/isupgw.sock
+  token: secret
+  incoming:
+    - {prefix: "49", route: b, app: ivr}
+metrics: 127.0.0.1:9701
+capture: /tmp/x.pcap
+log: {level: debug, format: console}
+`
+
+func TestFullConfig(t *testing.T) {
+	cfg, err := Parse("full.yaml", []byte(full))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, m := cfg.Gateway.Stack, cfg.Gateway.M3UA
+	if s.OPC != 2<<11|100<<3|3 || s.NI != 0 || s.ResetOnStart || s.StateFile != "/tmp/state.json" {
+		t.Fatalf("stack %+v", s)
+	}
+	b := s.Groups[0]
+	if b.Direction != stack.OutgoingOnly || b.Glare != stack.GlareEven || len(b.CICs) != 3 || b.CICs[1] != (stack.CICRange{First: 33, Last: 33}) {
+		t.Fatalf("group b %+v", b)
+	}
+	if c := s.Groups[1]; c.Variant != isup.ANSI || c.DPC != 5 || c.CICs[0].Last != 16383 {
+		t.Fatalf("group c %+v", c)
+	}
+	if s.Timers.T1 != 30*time.Second || s.Timers.T9 != 2*time.Minute || s.Timers.T5 != 0 {
+		t.Fatalf("timers %+v", s.Timers)
+	}
+	p := m.Peers[0]
+	if m.Role != m3ua.RoleASP || !m.HasNetworkAppearance || p.Dial != netip.MustParseAddrPort("127.0.0.1:2906") || p.ASPID != 11 ||
+		p.TrafficMode != mtp.Override || len(p.DPCs) != 2 || p.DPCs[1] != 5 || !m.Peers[1].Default {
+		t.Fatalf("m3ua %+v", m)
+	}
+	c := cfg.Congestion
+	if c.ProbeInterval != 500*time.Millisecond || c.ACC.Mode != sprc.ACCReport || c.ACC.Admit[0] != 0.6 || c.Availability.T7Failures != 5 ||
+		!c.Availability.Ping || c.CodeYellow.Enabled || c.CodeYellow.Duration != 30*time.Minute || len(c.Constraints) != 1 || c.Constraints[0].BurstRate != 10 {
+		t.Fatalf("congestion %+v", c)
+	}
+	if cfg.Host.Token != "secret" || cfg.TokenGenerated || cfg.Host.Rules[0].Route != "b" || cfg.MetricsAddr != "127.0.0.1:9701" ||
+		cfg.CapturePath != "/tmp/x.pcap" || cfg.LogFormat != "console" || cfg.DumpDir != "/var/tmp" {
+		t.Fatalf("rest %+v", cfg)
+	}
+}
+
+// TestBrokenFiles: each broken file gives the expected message, naming the
+// file, the line and the field.
+func TestBrokenFiles(t *testing.T) {
+	base := `point_code: 1
+m3ua:
+  listen: 127.0.0.1:2905
+  peers:
+    - name: b
+      accept_from: 127.0.0.1
+      point_codes: [2]
+circuit_groups:
+  - name: b
+    point_code: 2
+    cics: ["1-31"]
+`
+	cases := []struct {
+		name, yaml, want string
+	}{
+		{"unknown field", base + "colour: blue\n", `x.yaml:12: colour: field colour not found in section File`},
+		{"misspelt nested field", strings.Replace(base, "    cics:", "    cic:", 1), `x.yaml:11: circuit_groups[0].cic: field cic not found`},
+		{"bad point code", strings.Replace(base, "point_code: 1\n", "point_code: 1-2\n", 1), `x.yaml:1: point_code: "1-2" is not a point code`},
+		{"point code too big", strings.Replace(base, "point_code: 1\n", "point_code: 20000\n", 1), `x.yaml:1: point_code: point code 20000 is out of range (want 1-16383)`},
+		{"own point code as group", strings.Replace(base, "    point_code: 2", "    point_code: 1", 1), `x.yaml:10: circuit_groups[0].point_code: 1 is our own point code`},
+		{"reversed CICs", strings.Replace(base, `"1-31"`, `"31-1"`, 1), `x.yaml:11: circuit_groups[0].cics: CIC range "31-1" is reversed (want first <= last)`},
+		{"CIC beyond ITU", strings.Replace(base, `"1-31"`, `"1-5000"`, 1), `x.yaml:11: circuit_groups[0].cics[0]: CIC 5000 exceeds the itu maximum 4095`},
+		{"bad transport", strings.Replace(base, "  listen:", "  transport: tcp\n  listen:", 1), `x.yaml:3: m3ua.transport: "tcp" is not a valid transport (want one of auto, kernel, raw, udp)`},
+		{"bad address", strings.Replace(base, "127.0.0.1:2905", "localhost:2905", 1), `x.yaml:3: m3ua.listen: "localhost:2905" is not an IP address with port`},
+		{"peer without address", strings.Replace(base, "      accept_from: 127.0.0.1\n", "", 1), `x.yaml:5: m3ua.peers[0]: neither connect nor accept_from`},
+		{"unrouted group", strings.Replace(base, "point_codes: [2]", "point_codes: [3]", 1), `x.yaml:10: circuit_groups[0].point_code: no m3ua peer routes point code 2`},
+		{"bad duration", base + "timers: {t7: soon}\n", `x.yaml:12: timers.t7: "soon" is not a duration`},
+		{"level 1 above level 2", base + "congestion: {level1_delay: 20s}\n", `x.yaml:12: congestion: level 1 thresholds (20s, average 5s) must not exceed the fixed level 2 ones`},
+		{"ACC admit count", base + "congestion: {acc: {admit: [0.5]}}\n", `x.yaml:12: congestion.acc.admit: 1 values (want 3`},
+		{"no groups", strings.Split(base, "circuit_groups:")[0], `x.yaml: circuit_groups: missing (want at least one circuit group)`},
+		{"duplicate group", base + "  - name: b\n    point_code: 3\n    cics: [1]\n", `x.yaml:12: circuit_groups[1].name: "b" is used by another circuit group`},
+		{"bad log format", base + "log: {format: xml}\n", `x.yaml:12: log.format: "xml" (want json or console)`},
+		{"rule on unknown route", base + "host_api: {incoming: [{route: z}]}\n", `x.yaml:12: host_api.incoming[0].route: "z" is not a circuit group`},
+		{"rule with bad prefix", base + "host_api: {incoming: [{prefix: 4x}]}\n", `x.yaml:12: host_api.incoming[0].prefix: "4x": `},
+		{"not YAML", "point_code: [1\n", `x.yaml: yaml: line 1: did not find expected ',' or ']'`},
+		{"list where value", strings.Replace(base, "point_code: 1\n", "point_code: [1]\n", 1), `x.yaml:1: point_code: want a point code (a number, or 3-8-3 / 8-8-8), got a list`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("x.yaml", []byte(tc.yaml))
+			if err == nil {
+				t.Fatalf("no error; want %q", tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error:\n%v\nwant it to contain:\n%s", err, tc.want)
+			}
+		})
+	}
+	if _, err := Parse("x.yaml", []byte(base)); err != nil {
+		t.Fatalf("the base file itself is broken: %v", err)
+	}
+}
+
+func TestTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	tf := filepath.Join(dir, "token")
+	if err := os.WriteFile(tf, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	y := strings.Replace(string(DefaultYAML()), "host_api:\n", "host_api:\n  token_file: "+tf+"\n", 1)
+	cfg, err := Parse("t.yaml", []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Host.Token != "s3cret" || cfg.TokenGenerated {
+		t.Fatalf("token %q", cfg.Host.Token)
+	}
+	if _, err := Load(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Fatalf("missing file: %v", err)
+	}
+}
