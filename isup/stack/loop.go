@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/isupgw/isupgw/mtp"
@@ -42,6 +43,9 @@ type Stack struct {
 	slow        func()
 	transferErr uint64
 	started     chan struct{}
+	// published is the latest snapshot, refreshed by the loop every second so
+	// that metrics never wait behind a congested queue.
+	published atomic.Pointer[Snapshot]
 }
 
 type item struct {
@@ -128,6 +132,9 @@ func (s *Stack) Run(ctx context.Context) error {
 	close(s.started)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	publish := time.NewTicker(time.Second)
+	defer publish.Stop()
+	s.publish()
 	var armed time.Time
 	for {
 		if at, ok := c.nextDeadline(); ok && !at.Equal(armed) {
@@ -143,6 +150,8 @@ func (s *Stack) Run(ctx context.Context) error {
 			s.handle(it)
 		case <-timer.C:
 			armed = time.Time{}
+		case <-publish.C:
+			s.publish()
 		}
 		c.advance(s.now())
 	}
@@ -204,6 +213,20 @@ type Snapshot struct {
 	PendingTimers   int
 	CircuitsByState map[string]int
 	TransferErrors  uint64
+}
+
+func (s *Stack) publish() {
+	snap := s.snapshot()
+	s.published.Store(&snap)
+}
+
+// Stats returns the snapshot the loop published last (at most a second old),
+// without waiting for the loop.
+func (s *Stack) Stats() Snapshot {
+	if p := s.published.Load(); p != nil {
+		return *p
+	}
+	return Snapshot{}
 }
 
 // Inspect returns a Snapshot, waiting for the loop to produce it.

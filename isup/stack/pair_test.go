@@ -132,6 +132,9 @@ func TestStacksOverInMemoryMTP(t *testing.T) {
 		}
 	}
 	snapA, _ := p.a.Inspect(context.Background())
+	if pub := p.a.Stats(); pub.CircuitsByState == nil {
+		t.Fatal("no published snapshot")
+	}
 	if snapA.Stats.Sent[isup.IAM] != 2000 || snapA.Stats.Received[isup.RLC] != 2000 {
 		t.Fatalf("A sent %d IAMs, received %d RLCs", snapA.Stats.Sent[isup.IAM], snapA.Stats.Received[isup.RLC])
 	}
