@@ -130,10 +130,10 @@ type circuit struct {
 	calls  [2]*active
 	// Pending requests by the side that sent them: the frame (0 = none).
 	rel, rsc, blo, ubl, grs [2]int
-	relCall            [2]int // call released by that REL
-	blocked            [2]uint8
-	blockFrame         [2]int
-	unequipped         [2]bool
+	relCall                 [2]int // call released by that REL
+	blocked                 [2]uint8
+	blockFrame              [2]int
+	unequipped              [2]bool
 }
 
 type groupKey struct {

@@ -97,4 +97,3 @@ func TestLinkTypesDecodeTheSame(t *testing.T) {
 		})
 	}
 }
-

@@ -37,7 +37,9 @@ func rel(cic uint16, cause uint8) *isup.Release {
 	return &isup.Release{Circuit: isup.Circuit{CIC: cic}, Cause: isup.NewCause(isup.LocationPublicLocal, cause)}
 }
 
-func rlc(cic uint16) *isup.ReleaseComplete { return &isup.ReleaseComplete{Circuit: isup.Circuit{CIC: cic}} }
+func rlc(cic uint16) *isup.ReleaseComplete {
+	return &isup.ReleaseComplete{Circuit: isup.Circuit{CIC: cic}}
+}
 
 func acm(cic uint16) *isup.AddressComplete {
 	return &isup.AddressComplete{Circuit: isup.Circuit{CIC: cic}, BackwardCall: isup.NewBackwardCallIndicators(2, 1, 1, true)}

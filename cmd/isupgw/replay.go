@@ -203,4 +203,3 @@ func isTerminal(w io.Writer) bool {
 	}
 	return isatty.IsTerminal(f.Fd())
 }
-
