@@ -59,6 +59,8 @@ type Gateway struct {
 	firstCIC map[mtp.PointCode]uint16
 	opts     options
 	avail    *availability
+	cfg      Config
+	started  time.Time
 	ctx      context.Context
 	wg       sync.WaitGroup
 	stackErr chan error
@@ -88,6 +90,7 @@ func New(cfg Config, sink func(stack.Event), opts ...Option) (*Gateway, error) {
 	}
 	g.Endpoint, g.Stack = ep, st
 	g.avail = newAvailability(cfg)
+	g.cfg = cfg
 	return g, nil
 }
 
@@ -99,7 +102,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	if err := g.Endpoint.Start(ctx); err != nil {
 		return err
 	}
-	g.ctx = ctx
+	g.ctx, g.started = ctx, time.Now()
 	g.stackErr = make(chan error, 1)
 	g.wg.Add(3)
 	go func() { defer g.wg.Done(); g.stackErr <- g.Stack.Run(ctx) }()

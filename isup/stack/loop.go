@@ -3,7 +3,6 @@ package stack
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -272,8 +271,13 @@ func (cc *circuit) describe() string {
 	if cc.block&(blkRemoteMaint|blkRemoteHW) != 0 {
 		s += ", remotely blocked"
 	}
-	if cc.pend != 0 {
-		s += fmt.Sprintf(", awaiting ack 0x%x", cc.pend)
+	for _, p := range [...]struct {
+		bit  uint8
+		name string
+	}{{pendBLO, "BLA"}, {pendUBL, "UBA"}, {pendRSC, "RLC to RSC"}, {pendGRS, "GRA"}} {
+		if cc.pend&p.bit != 0 {
+			s += ", awaiting " + p.name
+		}
 	}
 	return s
 }

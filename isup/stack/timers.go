@@ -184,3 +184,11 @@ func (c *core) pendingTimers() int {
 	}
 	return n
 }
+
+// TimerName names timer kind i for metrics ("T1", "T5", ...).
+func TimerName(i int) string {
+	if i < 0 || i >= int(numTimers) {
+		return "T?"
+	}
+	return timerKind(i).String()
+}

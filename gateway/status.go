@@ -1,0 +1,103 @@
+package gateway
+
+import (
+	"sort"
+	"time"
+
+	"github.com/isupgw/isupgw/mtp"
+	"github.com/isupgw/isupgw/sprc"
+)
+
+// Status is what `isupgw status` shows: served as JSON at /status.
+type Status struct {
+	PointCode    mtp.PointCode       `json:"point_code"`
+	Uptime       string              `json:"uptime"`
+	Associations []AssociationStatus `json:"associations"`
+	Destinations []DestinationStatus `json:"destinations"`
+	Circuits     map[string]int      `json:"circuits"`
+	Calls        int                 `json:"calls"`
+	Congestion   *CongestionStatus   `json:"congestion,omitempty"`
+}
+
+// AssociationStatus is one M3UA association.
+type AssociationStatus struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+}
+
+// DestinationStatus is one adjacent exchange.
+type DestinationStatus struct {
+	Name         string  `json:"name"`
+	PointCode    uint32  `json:"point_code"`
+	Available    bool    `json:"available"`
+	ACL          int     `json:"acl"`
+	MTPAdmit     float64 `json:"mtp_admit"`
+	OutOfService bool    `json:"out_of_service"`
+	Reason       string  `json:"reason,omitempty"`
+	Violation    string  `json:"constraint_violation,omitempty"`
+	Calls        int     `json:"calls"`
+}
+
+// CongestionStatus is the own congestion state.
+type CongestionStatus struct {
+	InboundLevel    int     `json:"inbound_level"`
+	OutboundLevel   int     `json:"outbound_level"`
+	InboundDelayMS  float64 `json:"inbound_delay_ms"`
+	OutboundDelayMS float64 `json:"outbound_delay_ms"`
+	InboundAvgMS    float64 `json:"inbound_average_ms"`
+	OutboundAvgMS   float64 `json:"outbound_average_ms"`
+	CodeYellow      bool    `json:"code_yellow"`
+	ACLSent         int     `json:"acl_sent"`
+	HostOverload    int     `json:"host_overload"`
+}
+
+// PeerStates maps each configured association to its ASP state.
+func (g *Gateway) PeerStates() map[string]string {
+	out := map[string]string{}
+	for _, p := range g.cfg.M3UA.Peers {
+		if a := g.Endpoint.Peer(p.Name); a != nil {
+			out[p.Name] = a.State().String()
+		}
+	}
+	return out
+}
+
+// Status assembles the gateway's state from the published snapshots.
+func (g *Gateway) Status() Status {
+	snap := g.Stack.Stats()
+	st := Status{PointCode: g.cfg.Stack.OPC, Uptime: time.Since(g.started).Round(time.Second).String(),
+		Circuits: snap.CircuitsByState, Calls: snap.Calls}
+	for name, state := range g.PeerStates() {
+		st.Associations = append(st.Associations, AssociationStatus{Name: name, State: state})
+	}
+	sort.Slice(st.Associations, func(i, j int) bool { return st.Associations[i].Name < st.Associations[j].Name })
+	byPC := map[mtp.PointCode]sprc.DestinationStatus{}
+	if g.Control != nil {
+		c := g.Control.Snapshot()
+		for _, d := range c.Destinations {
+			byPC[d.PC] = d
+		}
+		st.Congestion = &CongestionStatus{InboundLevel: int(c.Level[sprc.Inbound]), OutboundLevel: int(c.Level[sprc.Outbound]),
+			InboundDelayMS: ms(c.LastDelay[sprc.Inbound]), OutboundDelayMS: ms(c.LastDelay[sprc.Outbound]),
+			InboundAvgMS: ms(c.AverageDelay[sprc.Inbound]), OutboundAvgMS: ms(c.AverageDelay[sprc.Outbound]),
+			CodeYellow: c.CodeYellow, ACLSent: int(c.ACLSent), HostOverload: int(c.HostOverload)}
+	}
+	for _, grp := range g.cfg.Stack.Groups {
+		d := byPC[grp.DPC]
+		admit := d.MTPAdmit
+		if admit == 0 && d.MTPStep == 0 {
+			admit = 1
+		}
+		st.Destinations = append(st.Destinations, DestinationStatus{Name: grp.Name, PointCode: uint32(grp.DPC), Available: g.avail.isUp(grp.DPC),
+			ACL: int(d.ACL), MTPAdmit: admit, OutOfService: d.OutOfService, Reason: d.Reason, Violation: d.Violation, Calls: d.Calls})
+	}
+	return st
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func (a *availability) isUp(pc mtp.PointCode) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.up[pc]
+}
