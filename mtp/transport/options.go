@@ -100,3 +100,10 @@ func (nopLogger) Warn(string)           {}
 func (nopLogger) Warnf(string, ...any)  {}
 func (nopLogger) Error(string)          {}
 func (nopLogger) Errorf(string, ...any) {}
+
+// peerQueue is how many packets a listener holds for one association while
+// its SCTP stack catches up. The receive window (4 MiB) bounds packets in
+// flight to a few thousand, so this is sized to hold a full window of
+// small bundled packets; a smaller queue dropped packets under load and
+// left recovery to 1 s retransmission timeouts.
+const peerQueue = 16384

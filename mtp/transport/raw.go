@@ -149,7 +149,7 @@ type rawPath struct {
 }
 
 func newRawPath(m *rawMux, key rawKey) *rawPath {
-	return &rawPath{m: m, key: key, q: make(chan []byte, 1024), done: make(chan struct{})}
+	return &rawPath{m: m, key: key, q: make(chan []byte, peerQueue), done: make(chan struct{})}
 }
 
 func (p *rawPath) push(pkt []byte) {

@@ -142,7 +142,7 @@ func (l *udpListener) dispatch(pkt []byte, from netip.AddrPort) {
 			}
 			return
 		}
-		p = &udpPeerPath{l: l, from: from, q: make(chan []byte, 1024), done: make(chan struct{})}
+		p = &udpPeerPath{l: l, from: from, q: make(chan []byte, peerQueue), done: make(chan struct{})}
 		l.peers[from] = p
 		src, _ := packetPorts(pkt)
 		go l.handshake(p, src)

@@ -42,7 +42,7 @@ func drainEvents(e *m3ua.Endpoint) {
 func m3uaServer(mode string, count int) error {
 	sg, err := m3ua.New(m3ua.Config{Role: m3ua.RoleSG, Transport: transport.KindUDP,
 		Listen: netip.AddrPortFrom(lo, 0),
-		Peers:  []m3ua.Peer{{Name: "asp", From: lo, DPCs: []mtp.PointCode{aspPC}}}})
+		Peers:  []m3ua.Peer{{Name: "asp", From: lo, DPCs: []mtp.PointCode{aspPC}}}}, topts()...)
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func m3uaClient(addr, mode string, count int) (rate, allocs float64, err error) 
 		return 0, 0, err
 	}
 	asp, err := m3ua.New(m3ua.Config{Role: m3ua.RoleASP, Transport: transport.KindUDP,
-		Peers: []m3ua.Peer{{Name: "sg", Dial: sgAddr, DPCs: []mtp.PointCode{sgPC}}}})
+		Peers: []m3ua.Peer{{Name: "sg", Dial: sgAddr, DPCs: []mtp.PointCode{sgPC}}}}, topts()...)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -125,4 +125,11 @@ func m3uaClient(addr, mode string, count int) (rate, allocs float64, err error) 
 		}
 	}
 	return since(start, count), perMsg(before, count), nil
+}
+
+func topts() []m3ua.Option {
+	if *maxBuf == 0 {
+		return nil
+	}
+	return []m3ua.Option{m3ua.WithTransportOptions(transport.WithMaxBuffered(*maxBuf))}
 }

@@ -30,6 +30,8 @@ var (
 	window  = flag.Int("window", 8, "outstanding requests in request/response")
 	runs    = flag.Int("runs", 3, "repetitions; the median is reported")
 	payload = flag.Int("payload", 100, "user payload octets")
+	only    = flag.String("only", "", "run only this measurement, e.g. m3ua/oneway")
+	maxBuf  = flag.Uint64("maxbuf", 0, "m3ua: transport WithMaxBuffered (0: default)")
 )
 
 func main() {
@@ -48,6 +50,9 @@ func main() {
 	for _, r := range []row{
 		{"pion", "oneway"}, {"m3ua", "oneway"}, {"pion", "rr"}, {"m3ua", "rr"},
 	} {
+		if *only != "" && *only != r.name+"/"+r.mode {
+			continue
+		}
 		var all []result
 		for range *runs {
 			res, err := measure(r.name, r.mode)
@@ -88,7 +93,8 @@ func measure(name, mode string) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	cmd := exec.Command(self, "-child", name+"/"+mode, "-n", fmt.Sprint(count), "-payload", fmt.Sprint(*payload))
+	cmd := exec.Command(self, "-child", name+"/"+mode, "-n", fmt.Sprint(count), "-payload", fmt.Sprint(*payload),
+		"-maxbuf", fmt.Sprint(*maxBuf))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
