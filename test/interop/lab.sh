@@ -59,8 +59,9 @@ need_root() {
 }
 
 need_apt() {
-	command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null ||
+	if ! command -v apt-get >/dev/null || ! command -v dpkg-deb >/dev/null; then
 		skip "needs apt-get and dpkg-deb (a Debian-like host) to build the guest from Debian packages"
+	fi
 }
 
 # Host tools, installed with apt when missing.
@@ -164,13 +165,16 @@ build_kernel() {
 # It holds only Debian's files; the lab's configuration comes in the initramfs.
 GUEST_PKGS=osmo-stp,kmod,iproute2
 build_rootfs() {
-	local img=$CACHE/rootfs.img codename mirror proxy
-	if [[ -f $img && -f $CACHE/rootfs.ready ]]; then
+	local img=$CACHE/rootfs.img codename mirror proxy key
+	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+	[[ -n $codename ]] || die "no VERSION_CODENAME in /etc/os-release"
+	# The cache holds while the release and the package list stay the same.
+	key="$codename $GUEST_PKGS"
+	if [[ -f $img && -f $CACHE/rootfs.ready && $(cat "$CACHE/rootfs.key" 2>/dev/null) == "$key" ]]; then
 		log "rootfs: cached ($(cat "$CACHE/rootfs.ready"))"
 		return
 	fi
-	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-	[[ -n $codename ]] || die "no VERSION_CODENAME in /etc/os-release"
+	rm -f "$CACHE/rootfs.ready"
 	mirror=$(apt_mirror "$codename") || die "no apt source for $codename in /etc/apt/sources.list{,.d}"
 	proxy=$(apt_proxy)
 	log "rootfs: debootstrap --variant=minbase $codename from $mirror${proxy:+ via proxy $proxy}"
@@ -183,11 +187,13 @@ build_rootfs() {
 	rm -rf "$CACHE/rootfs.tmp"/var/lib/apt/lists/*
 	[[ -x $CACHE/rootfs.tmp/usr/bin/osmo-stp ]] || die "osmo-stp missing from the rootfs"
 	local ver
+	# shellcheck disable=SC2016 # dpkg-query's format, not the shell's
 	ver=$(chroot "$CACHE/rootfs.tmp" dpkg-query -W -f '${Version}' osmo-stp)
 	mkfs.ext4 -q -F -L isupgw-lab -d "$CACHE/rootfs.tmp" "$img.tmp" 512M
 	mv "$img.tmp" "$img"
 	rm -rf "$CACHE/rootfs.tmp"
 	echo "$codename osmo-stp $ver" >"$CACHE/rootfs.ready"
+	echo "$key" >"$CACHE/rootfs.key"
 	log "rootfs: osmo-stp $ver"
 }
 

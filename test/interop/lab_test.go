@@ -4,8 +4,9 @@
 // the lab creates, so every address used exists only there.
 //
 // The tests are heavy (a guest boots under software emulation), so they
-// run only when ISUPGW_INTEROP=1 or CI=true, and only as root on a host
-// with apt; otherwise they skip at once with the reason.
+// run only when ISUPGW_INTEROP=1 or CI=true (ISUPGW_INTEROP=0 wins over
+// CI), and only as root on a host with apt; otherwise they skip at once
+// with the reason.
 //
 // TestMain builds and boots the lab once, then re-runs this test binary
 // inside the namespace (ip netns exec), where the tests themselves run,
@@ -17,6 +18,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -141,7 +143,10 @@ func needLab(t testing.TB) *Lab {
 }
 
 func enabled() string {
-	if os.Getenv(envEnable) != "1" && os.Getenv("CI") != "true" {
+	switch v := os.Getenv(envEnable); {
+	case v == "0":
+		return "interop lab off: " + envEnable + "=0"
+	case v != "1" && os.Getenv("CI") != "true":
 		return "interop lab off: set " + envEnable + "=1 (CI=true turns it on too) to boot osmo-stp in qemu"
 	}
 	if os.Geteuid() != 0 {
@@ -170,9 +175,15 @@ func TestMain(m *testing.M) {
 // takes it down, also on SIGINT and SIGTERM.
 func outer(m *testing.M) int {
 	t0 := time.Now()
-	code, err := runLab("build")
+	unlock, err := lockLab(5 * time.Minute)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "interop:", err)
+		return 1
+	}
+	defer unlock()
+	code, msg, err := runLab("build")
 	if code == skipCode {
-		skipReason = "interop lab cannot run here (see lab.sh's message above)"
+		skipReason = "interop lab cannot run here: " + msg
 		return m.Run()
 	}
 	if err != nil {
@@ -191,13 +202,13 @@ func outer(m *testing.M) int {
 	go func() {
 		select {
 		case <-sig:
-			_, _ = runLab("down")
+			_, _, _ = runLab("down")
 			os.Exit(2)
 		case <-stop:
 		}
 	}()
-	defer func() { _, _ = runLab("down") }()
-	if _, err := runLab("up"); err != nil {
+	defer func() { _, _, _ = runLab("down") }()
+	if _, _, err := runLab("up"); err != nil {
 		fmt.Fprintln(os.Stderr, "interop: lab.sh up:", err)
 		return 1
 	}
@@ -220,14 +231,40 @@ func outer(m *testing.M) int {
 	return 0
 }
 
-// runLab runs a lab.sh subcommand, its messages going to stderr.
-func runLab(sub string) (int, error) {
+// runLab runs a lab.sh subcommand, its messages going to stderr; it
+// returns the exit code and lab.sh's last message.
+func runLab(sub string) (int, string, error) {
+	var out bytes.Buffer
 	cmd := exec.Command("bash", labScript(), sub)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.Stdout = io.MultiWriter(os.Stderr, &out)
+	cmd.Stderr = cmd.Stdout
 	err := cmd.Run()
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	last := strings.TrimPrefix(lines[len(lines)-1], "lab: ")
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		return ee.ExitCode(), err
+		return ee.ExitCode(), last, err
 	}
-	return 0, err
+	return 0, last, err
+}
+
+// lockLab keeps two test runs on one machine from sharing (and tearing
+// down) the same namespace and guest: the second waits for the first.
+func lockLab(wait time.Duration) (func(), error) {
+	f, err := os.OpenFile("/run/isupgw-lab.lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { _ = f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			_ = f.Close()
+			return nil, fmt.Errorf("lock /run/isupgw-lab.lock (another interop run?): %w", err)
+		}
+		time.Sleep(time.Second)
+	}
 }
