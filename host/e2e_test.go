@@ -174,7 +174,7 @@ func TestStatusCodes(t *testing.T) {
 	check("negative CIC", seize(client.Outseize{DPC: 2, CIC: &minus1}), wire.StatusBadRequest)
 	check("unknown call", h.Answer(ctx10(t), 987654), wire.StatusUnknownCall)
 	for _, st := range []stack.Status{stack.StatusOutboundCongestion, stack.StatusACCThrottled, stack.StatusConstraintViolation,
-		stack.StatusDestinationOutOfService, stack.StatusHighTraffic} {
+		stack.StatusDestinationOutOfService, stack.StatusHighTraffic, stack.StatusNetworkCongestion} {
 		admit <- st
 		check(st.String(), seize(client.Outseize{DPC: 2}), wire.Status(st))
 	}

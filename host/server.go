@@ -50,7 +50,8 @@ type Config struct {
 	// QueueSize is each host's send queue in lines (default 1024). A host whose
 	// queue is full is disconnected.
 	QueueSize int
-	// MaxHosts limits the hosts connected at once (default 64).
+	// MaxHosts limits the hosts connected at once (default 64); connections
+	// that have not said hello yet are limited to four times as many.
 	MaxHosts int
 	// Rules decide which host is offered an incoming call; see Rule. None
 	// means one rule that matches every call: round robin over every host that
@@ -319,6 +320,14 @@ func (s *Server) accept(l net.Listener) {
 			s.mu.Unlock()
 			nc.Close()
 			return
+		}
+		if len(s.conns) >= 4*s.cfg.MaxHosts {
+			// Connections that never say hello must not pile up either.
+			s.mu.Unlock()
+			nc.Close()
+			s.metrics.disconnects.add("too many connections")
+			s.log.Warn("host connection refused: too many open connections", "limit", 4*s.cfg.MaxHosts)
+			continue
 		}
 		c := newConn(s, nc)
 		s.conns[c] = struct{}{}
