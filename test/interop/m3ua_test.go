@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -411,4 +412,29 @@ func TestTransferThroughSTP(t *testing.T) {
 	}
 	send(a, b, l.A.PC, l.B.PC, func(i int) []byte { return iam(t, uint16(100+i), fmt.Sprintf("4930%04d", i)) })
 	send(b, a, l.B.PC, l.A.PC, func(i int) []byte { return acm(t, uint16(100+i)) })
+}
+
+// TestUnconfiguredASPRefused: osmo-stp matches associations to its ASPs by
+// remote address and SCTP port; from a port it does not know it closes the
+// association (no dynamic registration), and our ASP keeps retrying with
+// back-off and never counts itself active.
+func TestUnconfiguredASPRefused(t *testing.T) {
+	l := needLab(t)
+	s := l.B
+	s.LocalPort = l.B.LocalPort + 10
+	cfg, opts := l.ASPConfig(s, transport.KindRaw, l.A.PC)
+	x := startASP(t, "X/raw", cfg, opts...)
+	next := x.waitEvent(0, 15*time.Second, "refusal", isPeerState("down"))
+	x.waitEvent(next, 15*time.Second, "second refusal after a retry", isPeerState("down"))
+	x.mu.Lock()
+	for _, e := range x.events {
+		if isPeerState("active")(e) || isPeerState("inactive")(e) {
+			t.Errorf("X: %v from an unconfigured port", e)
+		}
+	}
+	x.mu.Unlock()
+	if c := l.Console(); !strings.Contains(c, fmt.Sprintf("r=%v<->", l.Local(s))) ||
+		!strings.Contains(c, "without matching ASP definition") {
+		t.Errorf("osmo-stp's log does not show the refusal of %v:\n%s", l.Local(s), consoleTail(10))
+	}
 }
