@@ -454,7 +454,10 @@ func (a *Analyzer) backward(m *Msg, c *circuit, s int) int {
 			a.violate(KindState, c.calls[s].ID, "%s from %d, which sent the IAM of call %d itself", m.Type, m.OPC, c.calls[s].ID)
 			return c.calls[s].ID
 		}
-		return a.noCall(m, c, s, true)
+		if c.synced {
+			return a.noCall(m, c, s, true)
+		}
+		cl = a.newCall(m, c, o, true) // begun before the capture
 	}
 	switch m.Type {
 	case isup.ACM:
