@@ -318,4 +318,3 @@ func genReplayer(t *testing.T) []byte {
 	waitIdle(t, g, 8)
 	return buf.Bytes()
 }
-
