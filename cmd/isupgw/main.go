@@ -26,6 +26,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		ErrWriter: stderr,
 		Commands: []*cli.Command{
 			decodeCommand(),
+			demoCommand(),
 			replayCommand(),
 		},
 		HideHelpCommand: true,

@@ -123,6 +123,13 @@ func (s *Stack) out(lbl mtp.Label, payload []byte) {
 	}
 }
 
+// inboundWeight is how many inbound items the loop takes for each waiting
+// outbound one. Messages from the network finish calls already admitted; host
+// requests are mostly new work. Serving the network first keeps goodput under
+// overload and makes the outbound queue, where new calls wait, the one that
+// congests, so new calls are refused (0x0C) rather than old ones lost.
+const inboundWeight = 4
+
 // Run processes the queues and timers until ctx ends.
 func (s *Stack) Run(ctx context.Context) error {
 	c := s.core
@@ -135,17 +142,49 @@ func (s *Stack) Run(ctx context.Context) error {
 	defer publish.Stop()
 	s.publish()
 	var armed time.Time
+	burst, n := 0, 0
 	for {
 		if at, ok := c.nextDeadline(); ok && !at.Equal(armed) {
 			armed = at
 			timer.Reset(time.Until(at))
 		}
+		// While items keep coming the blocking select below is not reached:
+		// look at the context and the publish ticker every so often.
+		if n++; n%256 == 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-publish.C:
+				s.publish()
+			default:
+			}
+		}
+		if burst >= inboundWeight {
+			burst = 0
+			select {
+			case it := <-s.outbound:
+				s.handle(it)
+				c.advance(s.now())
+				continue
+			default:
+			}
+		}
+		select {
+		case it := <-s.inbound:
+			burst++
+			s.handle(it)
+			c.advance(s.now())
+			continue
+		default:
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case it := <-s.inbound:
+			burst++
 			s.handle(it)
 		case it := <-s.outbound:
+			burst = 0
 			s.handle(it)
 		case <-timer.C:
 			armed = time.Time{}

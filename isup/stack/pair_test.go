@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -222,4 +223,51 @@ func BenchmarkIdleCircuitMemory(b *testing.B) {
 		runtime.KeepAlive(c)
 	}
 	b.ReportMetric(perCircuit, "bytes/circuit")
+}
+
+// TestLoopServesNetworkFirst: with both queues backed up, the loop takes up to
+// four inbound items for each outbound one, so host requests are never starved
+// and network messages go first.
+func TestLoopServesNetworkFirst(t *testing.T) {
+	gate := make(chan struct{})
+	var order []string
+	var mu sync.Mutex
+	rec := func(q string) func(*core) {
+		return func(*core) { mu.Lock(); order = append(order, q); mu.Unlock() }
+	}
+	s, err := New(testConfig(isup.ITU), func(*mtp.Message) error { return nil }, func(Event) {}, WithSlowdown(func() { <-gate }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx)
+	<-s.started
+	s.outbound <- item{fn: rec("first")} // the loop takes it and waits at the gate
+	for len(s.outbound) > 0 {
+		runtime.Gosched()
+	}
+	for i := 0; i < 10; i++ {
+		s.inbound <- item{fn: rec("in")}
+	}
+	for i := 0; i < 3; i++ {
+		s.outbound <- item{fn: rec("out")}
+	}
+	for i := 0; i < 14; i++ {
+		gate <- struct{}{}
+	}
+	for {
+		mu.Lock()
+		n := len(order)
+		mu.Unlock()
+		if n == 14 {
+			break
+		}
+		runtime.Gosched()
+	}
+	got := strings.Join(order, " ")
+	want := "first in in in in out in in in in out in in out"
+	if got != want {
+		t.Fatalf("order\n got %s\nwant %s", got, want)
+	}
 }
