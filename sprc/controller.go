@@ -552,3 +552,33 @@ func (c *Controller) Snapshot() Stats {
 	}
 	return s
 }
+
+// Reconfigure replaces the thresholds, keeping every state (levels, control
+// of destinations, counters): the SIGHUP reload. A change of AverageOver
+// restarts the averages.
+func (c *Controller) Reconfigure(cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	cfg = cfg.withDefaults()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cfg.AverageOver != c.cfg.AverageOver {
+		for i := range c.dir {
+			lvl := c.dir[i].level
+			c.dir[i] = newLevelMachine(cfg.AverageOver)
+			c.dir[i].level = lvl
+		}
+	}
+	c.cfg = cfg
+	for _, d := range c.dests {
+		d.limit = nil
+		if d.step >= len(cfg.MTP.Steps) {
+			d.step = len(cfg.MTP.Steps) - 1
+		}
+	}
+	for i := range c.cfg.Constraints {
+		c.destination(c.cfg.Constraints[i].DPC).limit = &c.cfg.Constraints[i]
+	}
+	return nil
+}

@@ -448,3 +448,36 @@ func TestRunnerSamplesStuckQueues(t *testing.T) {
 		t.Fatalf("delay %v after the queue drained", d)
 	}
 }
+
+func TestReconfigureKeepsState(t *testing.T) {
+	f := newFake(t, Default)
+	f.c.Probe(Outbound, 10*time.Second)
+	f.c.RELReceived(9, 1)
+	cfg := Default
+	cfg.Level1Delay = 2 * time.Second
+	cfg.Constraints = []Constraint{{DPC: 9, MaxCalls: 1}}
+	if err := f.c.Reconfigure(cfg); err != nil {
+		t.Fatal(err)
+	}
+	s := f.c.Snapshot()
+	if s.Level[Outbound] != 1 || s.Destinations[0].ACL != 1 {
+		t.Fatalf("state lost: %+v", s)
+	}
+	if f.c.Config().Level1Delay != 2*time.Second {
+		t.Fatal("threshold not replaced")
+	}
+	f.c.CallStarted(9, false)
+	if f.c.AdmitOutgoing(8) != RefuseOutboundCongestion {
+		t.Fatal("levels must still act")
+	}
+	bad := Default
+	bad.Level1Delay = time.Hour
+	if err := f.c.Reconfigure(bad); err == nil || f.c.Config().Level1Delay != 2*time.Second {
+		t.Fatal("an invalid reload must change nothing")
+	}
+	g := newFake(t, cfg)
+	g.c.CallStarted(9, false)
+	if g.c.AdmitOutgoing(9) != RefuseConstraint {
+		t.Fatal("new constraint not applied")
+	}
+}

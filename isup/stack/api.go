@@ -121,12 +121,34 @@ type Accept struct {
 	Owner any
 }
 
-func (Outseize) request() {}
-func (Alert) request()    {}
-func (Progress) request() {}
-func (Answer) request()   {}
-func (Release) request()  {}
-func (Accept) request()   {}
+// Drain stops taking new calls, for a graceful shutdown: outseizes are refused
+// with StatusShuttingDown and new incoming IAMs released with cause 41
+// (temporary failure) so the far end tries elsewhere. Calls in progress go on.
+type Drain struct{ Tag uint64 }
+
+// ReleaseAll releases every call in progress with the cause (REL to the
+// network, Released to the hosts).
+type ReleaseAll struct {
+	Tag   uint64
+	Cause uint8
+}
+
+// SetTimers replaces the ISUP timer values (zero fields take the defaults);
+// running timers keep their deadlines, the next start uses the new value.
+type SetTimers struct {
+	Tag    uint64
+	Timers Timers
+}
+
+func (Drain) request()      {}
+func (ReleaseAll) request() {}
+func (SetTimers) request()  {}
+func (Outseize) request()   {}
+func (Alert) request()      {}
+func (Progress) request()   {}
+func (Answer) request()     {}
+func (Release) request()    {}
+func (Accept) request()     {}
 
 // Event is something the stack tells the host side.
 type Event interface{ event() }

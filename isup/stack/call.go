@@ -70,6 +70,10 @@ func (c *core) outseize(r Outseize) {
 		return
 	}
 	pr := &c.peers[p]
+	if c.draining {
+		c.result(r.Tag, 0, StatusShuttingDown, "", r.Owner)
+		return
+	}
 	if r.Called.Digits.Len() == 0 {
 		c.result(r.Tag, 0, StatusBadRequest, "called party number has no digits", r.Owner)
 		return
@@ -221,6 +225,10 @@ func (c *core) onIAM(p int, ci int32, m *isup.InitialAddress) {
 	}
 	if cc.block&blkRemoteHW != 0 || pr.group.Direction == OutgoingOnly || cc.pend&(pendRSC|pendGRS) != 0 {
 		c.rejectIAM(p, ci, isup.CauseCircuitNotAvailable)
+		return
+	}
+	if c.draining {
+		c.rejectIAM(p, ci, isup.CauseTemporaryFailure)
 		return
 	}
 	if h := c.hooks.AdmitIncoming; h != nil && !h(pr.group.DPC) {

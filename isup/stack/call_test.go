@@ -301,3 +301,37 @@ func TestRequestsRefused(t *testing.T) {
 	}
 	h.c.hooks.AdmitOutgoing = func(pcode mtp.PointCode) Status { return StatusOutboundCongestion }
 }
+
+func TestDrainReleaseAllAndSetTimers(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	id := h.incoming(2)
+	_, cic := h.outseize(Outseize{})
+	h.takeSent()
+	h.c.request(Drain{Tag: 1})
+	h.expectEvents("result:ok")
+	h.c.request(Outseize{DPC: peerPC, Called: h.called()})
+	h.expectEvents("result:shutting down")
+	h.recv(h.iam(4))
+	if r := h.expectSent("REL:4")[0].(*isup.Release); r.Cause.Value != isup.CauseTemporaryFailure {
+		t.Fatalf("IAM while draining: REL cause %d", r.Cause.Value)
+	}
+	h.expectEvents("")
+	h.c.request(SetTimers{Timers: Timers{T1: time.Second}})
+	h.takeEvents()
+	if h.c.cfg.Timers.T1 != time.Second || h.c.cfg.Timers.T5 != DefaultTimers.T5 {
+		t.Fatalf("timers %+v", h.c.cfg.Timers)
+	}
+	h.c.request(ReleaseAll{Tag: 2})
+	evs := h.takeEvents()
+	if len(evs) != 3 || eventNames(evs[:2]) != "released:41 released:41" || evs[2].(Result).Status != StatusOK {
+		t.Fatalf("release all: %q", eventNames(evs))
+	}
+	if len(h.c.calls) != 0 || id == 0 || cic == 0 {
+		t.Fatal("calls left")
+	}
+	h.takeSent()
+	h.advance(time.Second) // the RELs sent by ReleaseAll repeat on the new T1
+	if got := h.takeSent(); len(got) < 2 {
+		t.Fatalf("after 1 s with T1 = 1 s: %s", types(got))
+	}
+}

@@ -92,6 +92,8 @@ type core struct {
 	buf  [272]byte // largest ISUP message: 3 + 255 octets of parameters and more
 	// persist is called when the set of locally blocked circuits changed.
 	persist func()
+	// draining refuses new calls (graceful shutdown).
+	draining bool
 }
 
 func newCore(cfg Config, now time.Time, out func(mtp.Label, []byte), emit func(Event)) *core {
@@ -281,6 +283,21 @@ func (c *core) request(r Request) {
 		c.result(x.Tag, x.Call, StatusOK, "", cl.owner)
 	case Maintenance:
 		c.maintenance(x)
+	case Drain:
+		c.draining = true
+		c.result(x.Tag, 0, StatusOK, "", nil)
+	case ReleaseAll:
+		cause := x.Cause
+		if cause == 0 {
+			cause = isup.CauseTemporaryFailure
+		}
+		for _, cl := range c.calls {
+			c.releaseCall(cl, cause, isup.LocationPrivateLocal, "released at shutdown", false)
+		}
+		c.result(x.Tag, 0, StatusOK, "", nil)
+	case SetTimers:
+		c.cfg.Timers = x.Timers.withDefaults()
+		c.result(x.Tag, 0, StatusOK, "", nil)
 	default:
 		c.emit(Result{Status: StatusBadRequest, Detail: "unknown request"})
 	}
