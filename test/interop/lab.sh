@@ -42,7 +42,7 @@ RC_B=2
 # The VTY is also forwarded to the host's loopback (socat) for people.
 HOST_VTY=${ISUPGW_LAB_HOST_VTY:-127.0.0.1:4239}
 GUEST_MEM=${ISUPGW_LAB_MEM:-512}
-BOOT_TIMEOUT=${ISUPGW_LAB_BOOT_TIMEOUT:-120}
+BOOT_TIMEOUT=${ISUPGW_LAB_BOOT_TIMEOUT:-180} # TCG: 8 s idle, about 60 s on a loaded 2-core host
 
 SELF=$(readlink -f "$0")
 
@@ -137,8 +137,8 @@ apt_proxy() {
 
 # The kernel: the package linux-image-amd64 points to, unpacked; depmod run.
 build_kernel() {
-	local dir=$CACHE/kernel pkg kver deb
-	if [[ -f $dir/ready ]]; then
+	local dir=$CACHE/kernel pkg kver deb keep
+	if [[ -f $dir/ready && $(cat "$dir/modules.key" 2>/dev/null) == "${GUEST_MODULES[*]}" ]]; then
 		log "kernel: cached ($(cat "$dir/ready"))"
 		return
 	fi
@@ -154,6 +154,14 @@ build_kernel() {
 	depmod -b "$dir.tmp/x" "$kver"
 	cp "$dir.tmp/x/boot/vmlinuz-$kver" "$dir.tmp/vmlinuz"
 	rm -f "$deb"
+	# Keep only the modules the guest loads (400 MB less in the cache).
+	keep=$(for m in "${GUEST_MODULES[@]}"; do
+		modprobe -d "$dir.tmp/x" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
+	done | sort -u)
+	find "$dir.tmp/x/lib/modules/$kver" -name '*.ko*' | sort | comm -23 - <(echo "$keep") | xargs -r rm -f
+	rm -rf "$dir.tmp/x/usr" "$dir.tmp/x/boot"
+	depmod -b "$dir.tmp/x" "$kver"
+	echo "${GUEST_MODULES[*]}" >"$dir.tmp/modules.key"
 	echo "$kver" >"$dir.tmp/kver"
 	echo "$pkg $kver" >"$dir.tmp/ready"
 	rm -rf "$dir"
