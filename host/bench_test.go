@@ -57,3 +57,24 @@ func BenchmarkRoundTrip(b *testing.B) {
 	report("ack", toAck)
 	report("answered", toAnswer)
 }
+
+// BenchmarkRefusalRoundTrip is the host API and the stack's loop alone: an
+// outseize the stack refuses before any IAM (unknown point code), to its nak.
+func BenchmarkRefusalRoundTrip(b *testing.B) {
+	ga, _ := startPair(b, pairOpts{})
+	caller := ga.dial(b, "tcp", client.Config{App: "bench"})
+	ctx := ctx10(b)
+	d := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if _, err := caller.Outseize(ctx, client.Outseize{DPC: 99, Called: "4930123456"}); err == nil {
+			b.Fatal("outseize to an unknown point code accepted")
+		}
+		d = append(d, time.Since(t0))
+	}
+	b.StopTimer()
+	slices.Sort(d)
+	b.ReportMetric(float64(d[len(d)/2].Microseconds()), "nak-p50-µs")
+	b.ReportMetric(float64(d[len(d)*99/100].Microseconds()), "nak-p99-µs")
+}
