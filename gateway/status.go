@@ -49,6 +49,8 @@ type CongestionStatus struct {
 	CodeYellow      bool    `json:"code_yellow"`
 	ACLSent         int     `json:"acl_sent"`
 	HostOverload    int     `json:"host_overload"`
+	Level1DelayMS   float64 `json:"level1_delay_ms"`
+	Level1AvgMS     float64 `json:"level1_average_ms"`
 }
 
 // PeerStates maps each configured association to its ASP state.
@@ -81,6 +83,8 @@ func (g *Gateway) Status() Status {
 			InboundDelayMS: ms(c.LastDelay[sprc.Inbound]), OutboundDelayMS: ms(c.LastDelay[sprc.Outbound]),
 			InboundAvgMS: ms(c.AverageDelay[sprc.Inbound]), OutboundAvgMS: ms(c.AverageDelay[sprc.Outbound]),
 			CodeYellow: c.CodeYellow, ACLSent: int(c.ACLSent), HostOverload: int(c.HostOverload)}
+		cfg := g.Control.Config()
+		st.Congestion.Level1DelayMS, st.Congestion.Level1AvgMS = ms(cfg.Level1Delay), ms(cfg.Level1Average)
 	}
 	for _, grp := range g.cfg.Stack.Groups {
 		d := byPC[grp.DPC]

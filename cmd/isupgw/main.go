@@ -27,6 +27,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Commands: []*cli.Command{
 			decodeCommand(),
 			demoCommand(),
+			runCommand(),
+			statusCommand(),
 			replayCommand(),
 		},
 		HideHelpCommand: true,

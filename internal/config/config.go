@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"regexp"
 	"strconv"
@@ -24,6 +25,7 @@ import (
 	"github.com/isupgw/isupgw/isup/stack"
 	"github.com/isupgw/isupgw/mtp"
 	"github.com/isupgw/isupgw/mtp/m3ua"
+	"github.com/isupgw/isupgw/mtp/transport"
 	"github.com/isupgw/isupgw/sprc"
 )
 
@@ -62,7 +64,11 @@ type M3UA struct {
 	DoubleExchange    bool        `yaml:"double_exchange"`
 	NetworkAppearance *uint32     `yaml:"network_appearance"`
 	RouteMode         TrafficMode `yaml:"route_mode"`
-	Peers             []Peer      `yaml:"peers"`
+	// UDPPort is the UDP port of SCTP over UDP (RFC 6951; default 9899). With the
+	// udp transport (or auto without kernel SCTP) listen and connect give the
+	// SCTP addresses, and the datagrams use this port.
+	UDPPort uint16 `yaml:"udp_port"`
+	Peers   []Peer `yaml:"peers"`
 }
 
 // Peer is one association and the point codes routed through it.
@@ -75,6 +81,8 @@ type Peer struct {
 	TrafficMode     TrafficMode `yaml:"traffic_mode"`
 	PointCodes      []PointCode `yaml:"point_codes"`
 	DefaultRoute    bool        `yaml:"default_route"`
+	// UDPPort is the peer's SCTP-over-UDP port when it differs from ours.
+	UDPPort uint16 `yaml:"udp_port"`
 }
 
 // CircuitGroup is the circuits towards one adjacent exchange.
@@ -199,15 +207,20 @@ type Log struct {
 
 // Config is the loaded configuration, ready for the parts.
 type Config struct {
-	Source      string // the file name, or "(embedded default)"
-	Gateway     gateway.Config
-	Congestion  sprc.Config
-	Host        host.Config
-	MetricsAddr string
-	CapturePath string
-	DumpDir     string
-	LogLevel    string
-	LogFormat   string
+	Source  string // the file name, or "(embedded default)"
+	Gateway gateway.Config
+	// M3UAOptions carry what the M3UA config cannot: the SCTP ports inside UDP.
+	M3UAOptions []m3ua.Option
+	// Transport is the transport actually used (auto resolved), and why.
+	Transport    transport.Kind
+	TransportWhy string
+	Congestion   sprc.Config
+	Host         host.Config
+	MetricsAddr  string
+	CapturePath  string
+	DumpDir      string
+	LogLevel     string
+	LogFormat    string
 	// TokenGenerated is set when auth is on and no token was configured: Load
 	// made a random one for this run.
 	TokenGenerated bool
@@ -492,6 +505,7 @@ func (v *validator) build(f *File) *Config {
 			v.fail(fmt.Sprintf("circuit_groups[%d].point_code", i), "no m3ua peer routes point code %d (add it to a peer's point_codes, or mark a peer default_route)", g.DPC)
 		}
 	}
+	v.encapsulate(f, &m, cfg)
 	cfg.Gateway = gateway.Config{Stack: st, M3UA: m}
 
 	// Congestion control.
@@ -586,6 +600,46 @@ func (v *validator) build(f *File) *Config {
 		}
 	}
 	return cfg
+}
+
+// encapsulate applies SCTP over UDP: the addresses in the file are SCTP
+// addresses (port 2905 by convention); the datagrams go to and from UDP port
+// udp_port (9899), and the SCTP ports travel inside.
+func (v *validator) encapsulate(f *File, m *m3ua.Config, cfg *Config) {
+	kind, why := transport.Resolve(m.Transport)
+	cfg.Transport, cfg.TransportWhy = kind, why
+	if kind != transport.KindUDP {
+		return
+	}
+	m.Transport = transport.KindUDP
+	udp := f.M3UA.UDPPort
+	if udp == 0 {
+		udp = 9899
+	}
+	var localSCTP, peerSCTP uint16 = 2905, 0
+	if m.Listen.IsValid() {
+		localSCTP = m.Listen.Port()
+		m.Listen = netip.AddrPortFrom(m.Listen.Addr(), udp)
+	}
+	for i := range m.Peers {
+		p := &m.Peers[i]
+		if !p.Dial.IsValid() {
+			continue
+		}
+		if peerSCTP != 0 && p.Dial.Port() != peerSCTP {
+			v.fail(fmt.Sprintf("m3ua.peers[%d].connect", i), "SCTP port %d differs from another peer's %d: over UDP every peer must use the same SCTP port", p.Dial.Port(), peerSCTP)
+		}
+		peerSCTP = p.Dial.Port()
+		pu := f.M3UA.Peers[i].UDPPort
+		if pu == 0 {
+			pu = udp
+		}
+		p.Dial = netip.AddrPortFrom(p.Dial.Addr(), pu)
+	}
+	if peerSCTP == 0 {
+		peerSCTP = 2905
+	}
+	cfg.M3UAOptions = append(cfg.M3UAOptions, m3ua.WithTransportOptions(transport.WithSCTPPorts(localSCTP, peerSCTP)))
 }
 
 func unjoin(err error) []error {

@@ -103,7 +103,7 @@ func TestFullConfig(t *testing.T) {
 		t.Fatalf("timers %+v", s.Timers)
 	}
 	p := m.Peers[0]
-	if m.Role != m3ua.RoleASP || !m.HasNetworkAppearance || p.Dial != netip.MustParseAddrPort("127.0.0.1:2906") || p.ASPID != 11 ||
+	if m.Role != m3ua.RoleASP || !m.HasNetworkAppearance || p.Dial != netip.MustParseAddrPort("127.0.0.1:9899") || p.ASPID != 11 ||
 		p.TrafficMode != mtp.Override || len(p.DPCs) != 2 || p.DPCs[1] != 5 || !m.Peers[1].Default {
 		t.Fatalf("m3ua %+v", m)
 	}
@@ -190,5 +190,41 @@ func TestTokenFile(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Fatalf("missing file: %v", err)
+	}
+}
+
+func TestSCTPOverUDPPorts(t *testing.T) {
+	y := `point_code: 1
+m3ua:
+  transport: udp
+  listen: 127.0.0.1:2905
+  udp_port: 19899
+  peers:
+    - {name: a, connect: 127.0.0.2:2905, point_codes: [2]}
+    - {name: b, connect: 127.0.0.3:2905, udp_port: 29899, point_codes: [3]}
+circuit_groups:
+  - {name: a, point_code: 2, cics: [1]}
+  - {name: b, point_code: 3, cics: [1]}
+`
+	cfg, err := Parse("u.yaml", []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := cfg.Gateway.M3UA
+	if m.Listen != netip.MustParseAddrPort("127.0.0.1:19899") || m.Peers[0].Dial != netip.MustParseAddrPort("127.0.0.2:19899") ||
+		m.Peers[1].Dial != netip.MustParseAddrPort("127.0.0.3:29899") || len(cfg.M3UAOptions) != 1 {
+		t.Fatalf("UDP encapsulation: %+v", m)
+	}
+	// The default listens on UDP 9899 here (no kernel SCTP on this machine).
+	d, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Transport.String() == "udp" && d.Gateway.M3UA.Listen.Port() != 9899 {
+		t.Fatalf("default over UDP listens on %v", d.Gateway.M3UA.Listen)
+	}
+	bad := strings.Replace(y, "127.0.0.3:2905", "127.0.0.3:2906", 1)
+	if _, err := Parse("u.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), "must use the same SCTP port") {
+		t.Fatalf("different SCTP ports: %v", err)
 	}
 }

@@ -1,0 +1,326 @@
+// Package app is the running gateway process behind `isupgw run`: it loads the
+// configuration, builds the parts, serves metrics and status, and handles the
+// signals (SIGHUP reloads, SIGTERM and SIGINT stop gracefully).
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"reflect"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/isupgw/isupgw/gateway"
+	"github.com/isupgw/isupgw/host"
+	"github.com/isupgw/isupgw/internal/config"
+	"github.com/isupgw/isupgw/internal/metrics"
+	"github.com/isupgw/isupgw/isup/stack"
+	"github.com/isupgw/isupgw/mtp"
+	"github.com/isupgw/isupgw/mtp/capture"
+	"github.com/isupgw/isupgw/mtp/m3ua"
+	"github.com/isupgw/isupgw/sprc"
+)
+
+// ErrCodeRed is returned by Run after Code Red; the binary exits with
+// gateway.ExitCodeRed so that the service manager restarts it.
+var ErrCodeRed = errors.New("code red: restart required")
+
+// Options are the command-line overrides and the process's plumbing.
+type Options struct {
+	ConfigPath string // "" for the embedded default
+	LogFormat  string // overrides the file: json or console
+	LogLevel   string
+	PCAP       string
+	LogOut     io.Writer        // default os.Stderr
+	Signals    <-chan os.Signal // SIGHUP, SIGTERM, SIGINT
+	// DrainTimeout bounds how long SIGTERM waits for calls to end before it
+	// releases the rest (default 30 s).
+	DrainTimeout time.Duration
+	// Ready, if set, receives the running gateway once it is up (tests).
+	Ready func(*Running)
+}
+
+// Running is a gateway process that is up.
+type Running struct {
+	Gateway     *gateway.Gateway
+	Host        *host.Server
+	MetricsAddr net.Addr
+	Config      *config.Config
+	Log         zerolog.Logger
+}
+
+// Run runs the gateway until ctx ends or a stop signal arrives.
+func Run(ctx context.Context, o Options) error {
+	cfg, err := config.Load(o.ConfigPath)
+	if err != nil {
+		return err
+	}
+	if o.LogFormat != "" {
+		cfg.LogFormat = o.LogFormat
+	}
+	if o.LogLevel != "" {
+		cfg.LogLevel = o.LogLevel
+	}
+	if o.PCAP != "" {
+		cfg.CapturePath = o.PCAP
+	}
+	if o.LogOut == nil {
+		o.LogOut = os.Stderr
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = 30 * time.Second
+	}
+	log, err := newLogger(o.LogOut, cfg.LogFormat, cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	if cfg.TokenGenerated {
+		log.Warn().Str("token", cfg.Host.Token).Msg("no host_api token configured: generated one for this run; hosts must send it in hello")
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	codeRed := make(chan string, 1)
+
+	var capW *capture.Writer
+	if cfg.CapturePath != "" {
+		f, err := os.Create(cfg.CapturePath)
+		if err != nil {
+			return fmt.Errorf("capture: %w", err)
+		}
+		defer f.Close()
+		if capW, err = capture.NewWriter(f); err != nil {
+			return err
+		}
+	}
+
+	var gw *gateway.Gateway
+	hostLog := slog.New(zerolog.NewSlogHandler(log.With().Str("part", "host").Logger()))
+	srv, err := host.New(cfg.Host, host.WithLogger(hostLog), host.OnOverload(func(level int) {
+		if gw != nil && gw.Control != nil {
+			gw.Control.HostOverload(level)
+		}
+		log.Info().Int("level", level).Msg("hosts' declared overload changed")
+	}))
+	if err != nil {
+		return err
+	}
+	// Bad input floods must not flood the log: M3UA complaints are sampled.
+	m3Log := log.With().Str("part", "m3ua").Logger().Sample(&zerolog.BurstSampler{Burst: 20, Period: time.Second, NextSampler: &zerolog.BasicSampler{N: 1000}})
+	m3Opts := append([]m3ua.Option{m3ua.WithLogger(m3Log)}, cfg.M3UAOptions...)
+	if capW != nil {
+		m3Opts = append(m3Opts, m3ua.WithCapture(capW))
+	}
+	sink := func(e stack.Event) {
+		if a, ok := e.(stack.Alarm); ok {
+			logAlarm(log, a)
+		}
+		srv.Sink(e)
+	}
+	gw, err = gateway.New(cfg.Gateway, sink,
+		gateway.WithM3UAOptions(m3Opts...),
+		gateway.WithCongestionControl(cfg.Congestion, func(a sprc.Alarm) {
+			ev := log.Warn()
+			if a.Cleared {
+				ev = log.Info()
+			}
+			ev.Uint16("alarm", a.Number).Bool("cleared", a.Cleared).Interface("data", a.Data).Msg(a.Text)
+			srv.RaiseAlarm(host.Alarm{Number: a.Number, Severity: a.Severity, Cleared: a.Cleared, Text: a.Text, Data: a.Data})
+		}, func(reason string) {
+			select {
+			case codeRed <- reason:
+			default:
+			}
+		}),
+		gateway.OnMTPEvent(func(ev mtp.Event) { log.Info().Str("part", "mtp").Msg(ev.String()) }),
+	)
+	if err != nil {
+		return err
+	}
+	srv.Attach(gw.Stack)
+	if err := gw.Start(ctx); err != nil {
+		return err
+	}
+	if err := srv.Start(ctx); err != nil {
+		cancel()
+		_ = gw.Wait()
+		return err
+	}
+
+	handler, err := metrics.Handler(metrics.NewCollector(metrics.Sources{
+		Stack: gw.Stack.Stats, M3UA: gw.Endpoint.Stats(), Peers: gw.PeerStates, Control: gw.Control.Snapshot, Host: srv.Metrics,
+	}), func() any { return gw.Status() })
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.MetricsAddr)
+	if err != nil {
+		cancel()
+		_ = gw.Wait()
+		return fmt.Errorf("metrics: %w", err)
+	}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	run := &Running{Gateway: gw, Host: srv, MetricsAddr: ln.Addr(), Config: cfg, Log: log}
+	log.Info().Str("config", cfg.Source).Uint32("point_code", uint32(cfg.Gateway.Stack.OPC)).
+		Str("transport", cfg.Transport.String()).Str("transport_why", cfg.TransportWhy).
+		Str("m3ua", cfg.Gateway.M3UA.Listen.String()).Str("host_api", fmt.Sprint(srv.TCPAddr())).Str("metrics", ln.Addr().String()).
+		Msg("isupgw running")
+	if o.Ready != nil {
+		o.Ready(run)
+	}
+
+	stopErr := run.loop(ctx, o, codeRed)
+	cancel()
+	shutdownCtx, done := context.WithTimeout(context.Background(), 5*time.Second)
+	defer done()
+	_ = hs.Shutdown(shutdownCtx)
+	gwErr := gw.Wait()
+	srv.Wait()
+	log.Info().Msg("isupgw stopped")
+	if stopErr != nil {
+		return stopErr
+	}
+	if gwErr != nil && !errors.Is(gwErr, context.Canceled) {
+		return gwErr
+	}
+	return nil
+}
+
+// loop waits for signals; it returns when the gateway should stop.
+func (r *Running) loop(ctx context.Context, o Options, codeRed <-chan string) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case reason := <-codeRed:
+			folder, err := gateway.WriteDump(r.Config.DumpDir, time.Now())
+			r.Log.Error().Str("reason", reason).Str("dump", folder).AnErr("dump_error", err).Msg("Code Red: diagnostic dump written, exiting for a restart")
+			return ErrCodeRed
+		case sig := <-o.Signals:
+			switch sig {
+			case syscall.SIGHUP:
+				r.reload(o.ConfigPath)
+			case syscall.SIGTERM, os.Interrupt:
+				r.drain(ctx, o.DrainTimeout)
+				return nil
+			}
+		}
+	}
+}
+
+// reload applies what can change without dropping calls (congestion
+// thresholds, constraints, ACC mode, ISUP timers) and reports the rest.
+func (r *Running) reload(path string) {
+	next, err := config.Load(path)
+	if err != nil {
+		r.Log.Error().Err(err).Msg("reload failed: configuration kept as it was")
+		return
+	}
+	var applied, refused []string
+	if r.Gateway.Control != nil {
+		if err := r.Gateway.Control.Reconfigure(next.Congestion); err != nil {
+			r.Log.Error().Err(err).Msg("reload: congestion settings refused")
+		} else {
+			applied = append(applied, "congestion thresholds, constraints, ACC, Code Yellow")
+		}
+	}
+	r.Gateway.Stack.Submit(stack.SetTimers{Timers: next.Gateway.Stack.Timers})
+	applied = append(applied, "ISUP timers")
+	old := r.Config
+	for _, c := range []struct {
+		name string
+		a, b any
+	}{
+		{"point_code / network_indicator / circuit_groups", stackShape(old.Gateway.Stack), stackShape(next.Gateway.Stack)},
+		{"m3ua", old.Gateway.M3UA, next.Gateway.M3UA},
+		{"host_api", hostShape(old.Host), hostShape(next.Host)},
+		{"metrics", old.MetricsAddr, next.MetricsAddr},
+		{"capture", old.CapturePath, next.CapturePath},
+		{"log", old.LogFormat + old.LogLevel, next.LogFormat + next.LogLevel},
+	} {
+		if !reflect.DeepEqual(c.a, c.b) {
+			refused = append(refused, c.name)
+		}
+	}
+	ev := r.Log.Info().Strs("reloaded", applied)
+	if len(refused) > 0 {
+		ev = r.Log.Warn().Strs("reloaded", applied).Strs("not_reloaded", refused)
+	}
+	ev.Msg("configuration reloaded (sections under not_reloaded need a restart)")
+	cfg := *r.Config
+	cfg.Congestion, cfg.Gateway.Stack.Timers = next.Congestion, next.Gateway.Stack.Timers
+	r.Config = &cfg
+}
+
+func stackShape(s stack.Config) stack.Config {
+	s.Timers = stack.Timers{}
+	return s
+}
+
+func hostShape(h host.Config) host.Config {
+	h.Token = "" // a generated token differs every load
+	return h
+}
+
+// drain stops taking new calls, waits (bounded) for the calls to end, releases
+// the rest and waits for their RLCs, so no circuit is left busy at the far end.
+func (r *Running) drain(ctx context.Context, timeout time.Duration) {
+	st := r.Gateway.Stack
+	r.Log.Info().Dur("timeout", timeout).Msg("stopping: no new calls; waiting for calls to end")
+	st.Submit(stack.Drain{})
+	quiet := func(d time.Duration, ok func(stack.Snapshot) bool) bool {
+		deadline := time.Now().Add(d)
+		for time.Now().Before(deadline) {
+			c, cancel := context.WithTimeout(ctx, time.Second)
+			snap, err := st.Inspect(c)
+			cancel()
+			if err == nil && ok(snap) {
+				return true
+			}
+			time.Sleep(50 * time.Millisecond) // polling a bounded wait; nothing signals "calls ended"
+		}
+		return false
+	}
+	if !quiet(timeout, func(s stack.Snapshot) bool { return s.Calls == 0 }) {
+		snap, _ := st.Inspect(ctx)
+		r.Log.Warn().Int("calls", snap.Calls).Msg("drain timeout: releasing the remaining calls")
+		st.Submit(stack.ReleaseAll{})
+	}
+	if !quiet(5*time.Second, func(s stack.Snapshot) bool { return s.CircuitsByState["releasing"] == 0 && s.Calls == 0 }) {
+		r.Log.Warn().Msg("some RLCs did not come back before shutdown")
+	}
+}
+
+func logAlarm(log zerolog.Logger, a stack.Alarm) {
+	ev := log.Warn()
+	if a.Cleared {
+		ev = log.Info()
+	}
+	ev.Str("part", "isup").Uint32("pc", uint32(a.PC)).Uint16("cic", a.CIC).Uint8("kind", uint8(a.Kind)).Bool("cleared", a.Cleared).Msg(a.Text)
+}
+
+// newLogger builds the zerolog logger: JSON, or console for people.
+func newLogger(out io.Writer, format, level string) (zerolog.Logger, error) {
+	lvl, err := zerolog.ParseLevel(level)
+	if err != nil {
+		return zerolog.Logger{}, fmt.Errorf("log level %q: want debug, info, warn or error", level)
+	}
+	w := out
+	switch format {
+	case "console":
+		w = zerolog.ConsoleWriter{Out: out, TimeFormat: "15:04:05.000"}
+	case "json", "":
+	default:
+		return zerolog.Logger{}, fmt.Errorf("log format %q: want json or console", format)
+	}
+	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
+}
