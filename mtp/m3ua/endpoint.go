@@ -194,10 +194,7 @@ func (e *Endpoint) Notify(peer string, ev mtp.Event) error {
 // Close stops the endpoint gracefully: each association where we are the
 // ASP goes ASP Inactive and ASP Down, then SCTP SHUTDOWN. ctx bounds it.
 func (e *Endpoint) Close(ctx context.Context) error {
-	e.cancel()
-	if e.ln != nil {
-		_ = e.ln.Close()
-	}
+	e.cancel() // no new sessions: the accept and dial loops stop
 	e.mu.Lock()
 	all := make([]*session, 0, len(e.sessions))
 	for s := range e.sessions {
@@ -210,6 +207,9 @@ func (e *Endpoint) Close(ctx context.Context) error {
 		go func() { defer wg.Done(); s.stop(ctx) }()
 	}
 	wg.Wait()
+	if e.ln != nil {
+		_ = e.ln.Close() // after the sessions: they share its socket
+	}
 	done := make(chan struct{})
 	go func() { e.wg.Wait(); close(done) }()
 	select {

@@ -225,3 +225,51 @@ func TestServeKeepsStreamOrder(t *testing.T) {
 		t.Fatal("Serve did not return after shutdown")
 	}
 }
+
+// TestListenerCloseKeepsAccepted: closing a listener stops new
+// associations but an accepted one still carries data both ways, so it can
+// end gracefully (the M3UA endpoint closes its listener while stopping).
+func TestListenerCloseKeepsAccepted(t *testing.T) {
+	for _, kind := range testKinds(t) {
+		t.Run(kind.String(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			ln, err := Listen(kind, loopback)
+			if err != nil {
+				t.Fatal(err)
+			}
+			accepted := make(chan Conn, 1)
+			go func() { c, _ := ln.Accept(ctx); accepted <- c }()
+			c, err := Dial(ctx, kind, ln.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			s := <-accepted
+			if s == nil {
+				t.Fatal("not accepted")
+			}
+			defer s.Close()
+			_ = ln.Close()
+			if err := s.WriteMsg([]byte("after close"), 1, PPIDM3UA); err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 64)
+			n, _, _, err := c.ReadMsg(buf)
+			if err != nil || string(buf[:n]) != "after close" {
+				t.Fatalf("got %q %v", buf[:n], err)
+			}
+			if err := c.WriteMsg([]byte("reply"), 1, PPIDM3UA); err != nil {
+				t.Fatal(err)
+			}
+			if n, _, _, err = s.ReadMsg(buf); err != nil || string(buf[:n]) != "reply" {
+				t.Fatalf("got %q %v", buf[:n], err)
+			}
+			short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
+			defer cancelShort()
+			if _, err := Dial(short, kind, ln.Addr()); err == nil {
+				t.Fatal("closed listener accepted a new association")
+			}
+		})
+	}
+}

@@ -93,16 +93,20 @@ func (l *udpListener) Accept(ctx context.Context) (Conn, error) {
 	}
 }
 
-// Close stops accepting; associations already accepted stay up until their
-// own Close, but lose their socket, so close them first for a clean end.
+// Close stops accepting. The socket stays open for associations already
+// accepted, so they can still finish gracefully; it closes with the last.
 func (l *udpListener) Close() error {
 	l.once.Do(func() {
 		l.mu.Lock()
 		l.closed = true
+		idle := len(l.peers) == 0
 		l.mu.Unlock()
 		close(l.done)
+		if idle {
+			_ = l.uc.Close()
+		}
 	})
-	return l.uc.Close()
+	return nil
 }
 
 func (l *udpListener) readLoop() {
@@ -179,7 +183,11 @@ func (l *udpListener) forget(p *udpPeerPath) {
 	if l.peers[p.from] == p {
 		delete(l.peers, p.from)
 	}
+	last := l.closed && len(l.peers) == 0
 	l.mu.Unlock()
+	if last {
+		_ = l.uc.Close()
+	}
 }
 
 // udpPeerPath is one association's share of the listener socket.
