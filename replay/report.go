@@ -111,16 +111,20 @@ func WriteFlow(w io.Writer, msgs []Msg, calls []int) error {
 	}
 	for i := range msgs {
 		m := &msgs[i]
-		line := fmt.Sprintf("%6d %11.6f  %d>%d  cic=%-5d %-4s", m.Frame, m.Time.Sub(t0).Seconds(), m.OPC, m.DPC, m.CIC, m.Type)
+		line := fmt.Sprintf("%6d %11.6f  %d>%d  cic=%-5d %s", m.Frame, m.Time.Sub(t0).Seconds(), m.OPC, m.DPC, m.CIC, m.Type)
+		detail := ""
 		if m.Msg == nil {
-			line += fmt.Sprintf(" undecodable: %v", m.Err)
-		} else if s := isup.DescribeString(m.Msg); s != "" {
-			line += " " + s
+			detail = fmt.Sprintf("undecodable: %v", m.Err)
+		} else {
+			detail = isup.DescribeString(m.Msg)
+		}
+		if detail != "" {
+			line += strings.Repeat(" ", max(0, 4-len(m.Type.String()))) + " " + detail
 		}
 		if i < len(calls) && calls[i] > 0 {
 			line += fmt.Sprintf("  [call %d]", calls[i])
 		}
-		bw.WriteString(strings.TrimRight(line, " "))
+		bw.WriteString(line)
 		bw.WriteByte('\n')
 	}
 	return bw.Flush()
