@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"sort"
 	"time"
 
@@ -64,9 +65,16 @@ func (g *Gateway) PeerStates() map[string]string {
 	return out
 }
 
-// Status assembles the gateway's state from the published snapshots.
+// Status assembles the gateway's state: fresh from the stack's loop when it
+// answers within 250 ms, else (a congested loop) its last published snapshot,
+// so asking never hangs.
 func (g *Gateway) Status() Status {
-	snap := g.Stack.Stats()
+	ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
+	snap, err := g.Stack.Inspect(ctx)
+	cancel()
+	if err != nil {
+		snap = g.Stack.Stats()
+	}
 	st := Status{PointCode: g.cfg.Stack.OPC, Uptime: time.Since(g.started).Round(time.Second).String(),
 		Circuits: snap.CircuitsByState, Calls: snap.Calls}
 	for name, state := range g.PeerStates() {

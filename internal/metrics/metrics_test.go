@@ -44,7 +44,9 @@ func TestScrape(t *testing.T) {
 		M3UA:    &ms,
 		Peers:   func() map[string]string { return map[string]string{"b": "active"} },
 		Control: ctl.Snapshot,
-		Host:    func() host.MetricsSnapshot { return host.MetricsSnapshot{ConnectionsOpen: 2, Requests: map[string]uint64{"outseize": 3}} },
+		Host: func() host.MetricsSnapshot {
+			return host.MetricsSnapshot{ConnectionsOpen: 2, Requests: map[string]uint64{"outseize": 3}}
+		},
 	}
 	h, err := Handler(NewCollector(src), func() any { return map[string]int{"calls": 0} })
 	if err != nil {
