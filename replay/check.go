@@ -413,7 +413,7 @@ func (a *Analyzer) iam(m *Msg, c *circuit, s int) int {
 		a.violate(KindState, 0, "IAM while the GRS at frame %d awaits its GRA", f)
 	}
 	if c.blocked[o] != 0 && !c.unequipped[o] {
-		a.violate(KindBlocked, 0, "IAM from %d on a circuit %d blocked (frame %d)", m.OPC, c.key.pc(o), c.blockFrame[o])
+		a.violate(KindBlocked, 0, "IAM from %d on a circuit that %d blocked (frame %d)", m.OPC, c.key.pc(o), c.blockFrame[o])
 	}
 	if old := c.calls[s]; old != nil {
 		a.violate(KindTwoCalls, old.ID, "IAM while call %d (frame %d, %s) is still up", old.ID, old.Frame, old.stateName())
