@@ -21,16 +21,18 @@ const (
 	pionPort = 5000
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var (
+	castagnoli = crc32.MakeTable(crc32.Castagnoli)
+	fourZeroes [4]byte // the checksum field as the CRC sees it; global so it does not escape per call
+)
 
 var errBadPacket = errors.New("transport: malformed SCTP packet")
 
 // sctpChecksum computes the CRC32c of an SCTP packet with the checksum field
 // taken as zero (RFC 9260 appendix A).
 func sctpChecksum(p []byte) uint32 {
-	var zero [4]byte
 	sum := crc32.Update(0, castagnoli, p[:8])
-	sum = crc32.Update(sum, castagnoli, zero[:])
+	sum = crc32.Update(sum, castagnoli, fourZeroes[:])
 	return crc32.Update(sum, castagnoli, p[12:])
 }
 

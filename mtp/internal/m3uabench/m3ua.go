@@ -94,7 +94,7 @@ func m3uaClient(addr, mode string, count int) (rate, allocs float64, err error) 
 	}
 	msg := mtp.Message{Label: mtp.Label{OPC: aspPC, DPC: sgPC, SI: mtp.SIISUP, NI: 2}, Payload: make([]byte, *payload)}
 	send := func(i int) error {
-		msg.SLS = uint8(i)
+		msg.SLS = uint8(i % *slsN)
 		return asp.Transfer(&msg)
 	}
 	before := mallocs()

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -32,6 +33,9 @@ var (
 	payload = flag.Int("payload", 100, "user payload octets")
 	only    = flag.String("only", "", "run only this measurement, e.g. m3ua/oneway")
 	maxBuf  = flag.Uint64("maxbuf", 0, "m3ua: transport WithMaxBuffered (0: default)")
+	slsN    = flag.Int("sls", 16, "m3ua: distinct SLS values used (each maps to its own stream)")
+	memProf = flag.String("memprofile", "", "write the sender's allocation profile here")
+	cpuProf = flag.String("cpuprofile", "", "write the sender's CPU profile here")
 )
 
 func main() {
@@ -43,8 +47,24 @@ func main() {
 		}
 		return
 	}
-	fmt.Printf("m3uabench: %d-byte payloads, two processes on 127.0.0.1, GOMAXPROCS=%d, NumCPU=%d, %s\n",
-		*payload, runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.Version())
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		if err == nil {
+			_ = pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
+	}
+	if *memProf != "" {
+		runtime.MemProfileRate = 4096
+		defer func() {
+			if f, err := os.Create(*memProf); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				_ = f.Close()
+			}
+		}()
+	}
+	fmt.Printf("m3uabench: %d-byte payloads, M3UA over %d SLS/streams, two processes on 127.0.0.1, GOMAXPROCS=%d, NumCPU=%d, %s\n",
+		*payload, *slsN, runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.Version())
 	type row struct{ name, mode string }
 	results := map[string]result{}
 	for _, r := range []row{
@@ -58,7 +78,7 @@ func main() {
 			res, err := measure(r.name, r.mode)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, r.name, r.mode, ":", err)
-				os.Exit(1)
+				return
 			}
 			all = append(all, res)
 		}
