@@ -60,6 +60,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 func (c *conn) fail(reason string) {
 	c.closeOnce.Do(func() {
 		c.why = reason
+		c.s.metrics.disconnects.add(reason) // before the close, so a host that sees it can see the count
 		close(c.closed)
 		c.nc.Close()
 	})

@@ -366,7 +366,6 @@ func (s *Server) remove(c *conn) {
 	s.mu.Unlock()
 
 	reason := c.reason()
-	s.metrics.disconnects.add(reason)
 	s.metrics.ConnectionsOpen.Add(-1)
 	s.log.Info("host disconnected", "conn", c.id, "app", c.app, "remote", c.remote, "reason", reason, "calls_released", len(calls))
 	for _, id := range calls {
