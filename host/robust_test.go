@@ -10,6 +10,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -466,6 +468,29 @@ func TestPythonExample(t *testing.T) {
 			if !strings.Contains(text, want) {
 				t.Errorf("%v: output lacks %s:\n%s", args, want, text)
 			}
+		}
+	}
+	a.waitIdle(t)
+	b.waitIdle(t)
+}
+
+// The Go example program places a call through a gateway and exits 0 once
+// the answered call is released.
+func TestGoExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the example program")
+	}
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	a, b := startPair(t, pairOpts{})
+	b.dial(t, "unix", client.Config{Incoming: true}).answerer()
+	cmd := exec.Command(goBin, "run", "../examples/go/placecall", "-network", "unix", "-addr", a.unix, "-token", token, "-dpc", "2", "-called", "4930123456")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"seized: call", "*client.Progress", "*client.Answered", "*client.Released"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %s:\n%s", want, out)
 		}
 	}
 	a.waitIdle(t)
