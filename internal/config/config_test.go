@@ -1,6 +1,9 @@
 package config
 
 import (
+	"context"
+	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -12,6 +15,7 @@ import (
 	"github.com/isupgw/isupgw/isup/stack"
 	"github.com/isupgw/isupgw/mtp"
 	"github.com/isupgw/isupgw/mtp/m3ua"
+	"github.com/isupgw/isupgw/mtp/transport"
 	"github.com/isupgw/isupgw/sprc"
 )
 
@@ -226,5 +230,100 @@ circuit_groups:
 	bad := strings.Replace(y, "127.0.0.3:2905", "127.0.0.3:2906", 1)
 	if _, err := Parse("u.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), "must use the same SCTP port") {
 		t.Fatalf("different SCTP ports: %v", err)
+	}
+}
+
+// TestReferenceExample keeps examples/isupgw.yaml, the configuration reference,
+// loadable.
+func TestReferenceExample(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "isupgw.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := strings.Replace(string(b), "token_file: /etc/isupgw/token", "token: x", 1)
+	cfg, err := Parse("examples/isupgw.yaml", []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Gateway.Stack.Groups) != 2 || len(cfg.Congestion.Constraints) != 1 || len(cfg.Host.Rules) != 2 {
+		t.Fatalf("reference example read as %+v", cfg)
+	}
+}
+
+// TestLocalAddress: m3ua.local makes dialed associations start from a fixed
+// address and SCTP port (an STP such as osmo-stp tells its ASPs apart by
+// it): over UDP the SCTP header carries the port, raw binds the address.
+func TestLocalAddress(t *testing.T) {
+	const y = `point_code: 1
+m3ua:
+  role: asp
+  transport: %s
+  local: %s
+  peers: [{name: stp, connect: %s, udp_port: %d, point_codes: [2]}]
+circuit_groups: [{name: b, point_code: 2, cics: [1]}]
+`
+	dialFrom := func(t *testing.T, kind transport.Kind, local string, peerSCTP uint16) netip.AddrPort {
+		t.Helper()
+		var lopts []transport.Option
+		listen := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), peerSCTP)
+		udp := uint16(0)
+		if kind == transport.KindUDP {
+			// The SCTP port travels inside datagrams to a free UDP port.
+			pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			udp = uint16(pc.LocalAddr().(*net.UDPAddr).Port)
+			pc.Close()
+			listen = netip.AddrPortFrom(listen.Addr(), udp)
+			lopts = append(lopts, transport.WithSCTPPorts(peerSCTP, 0))
+		}
+		ln, err := transport.Listen(kind, listen, lopts...)
+		if err != nil {
+			t.Skipf("%v listener: %v", kind, err)
+		}
+		defer ln.Close()
+		cfg, err := Parse("l.yaml", []byte(fmt.Sprintf(y, kind, local, ln.Addr(), udp)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep, err := m3ua.New(cfg.Gateway.M3UA, cfg.M3UAOptions...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := ep.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = ep.Close(context.Background()) }()
+		c, err := ln.Accept(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		return c.RemoteAddr()
+	}
+	t.Run("udp", func(t *testing.T) {
+		if got := dialFrom(t, transport.KindUDP, "127.0.0.1:2911", 2905); got != netip.MustParseAddrPort("127.0.0.1:2911") {
+			t.Errorf("association from %v, want 127.0.0.1:2911", got)
+		}
+	})
+	t.Run("raw", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("raw SCTP needs root")
+		}
+		if got := dialFrom(t, transport.KindRaw, "127.0.0.1:2912", 2906); got != netip.MustParseAddrPort("127.0.0.1:2912") {
+			t.Errorf("association from %v, want 127.0.0.1:2912", got)
+		}
+	})
+	// Over UDP the listener and the dialed associations share one SCTP port.
+	bad := strings.Replace(fmt.Sprintf(y, "udp", "127.0.0.1:2911", "127.0.0.2:2905", 9899), "  local:", "  listen: 127.0.0.1:2905\n  local:", 1)
+	if _, err := Parse("l.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), "m3ua.local: SCTP port 2911 differs from listen's 2905") {
+		t.Errorf("local and listen ports differ over UDP: %v", err)
+	}
+	// Port 0 over UDP keeps the default SCTP port (2905) and binds the address.
+	if cfg, err := Parse("l.yaml", []byte(fmt.Sprintf(y, "udp", "127.0.0.1:0", "127.0.0.2:2905", 9899))); err != nil || len(cfg.M3UAOptions) != 2 {
+		t.Errorf("local with port 0: %v", err)
 	}
 }
