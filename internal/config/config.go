@@ -68,7 +68,12 @@ type M3UA struct {
 	// udp transport (or auto without kernel SCTP) listen and connect give the
 	// SCTP addresses, and the datagrams use this port.
 	UDPPort uint16 `yaml:"udp_port"`
-	Peers   []Peer `yaml:"peers"`
+	// Local is the address the associations we dial start from: the raw and
+	// kernel transports bind it (port 0: any port); over UDP the datagrams
+	// leave from its IP address and the SCTP header carries its port. An STP
+	// that tells its ASPs apart by their SCTP port (osmo-stp) needs it.
+	Local *AddrPort `yaml:"local"`
+	Peers []Peer    `yaml:"peers"`
 }
 
 // Peer is one association and the point codes routed through it.
@@ -608,7 +613,14 @@ func (v *validator) build(f *File) *Config {
 func (v *validator) encapsulate(f *File, m *m3ua.Config, cfg *Config) {
 	kind, why := transport.Resolve(m.Transport)
 	cfg.Transport, cfg.TransportWhy = kind, why
+	var local netip.AddrPort
+	if f.M3UA.Local != nil {
+		local = netipAddrPort(*f.M3UA.Local)
+	}
 	if kind != transport.KindUDP {
+		if local.IsValid() {
+			cfg.M3UAOptions = append(cfg.M3UAOptions, m3ua.WithTransportOptions(transport.WithLocalAddr(local)))
+		}
 		return
 	}
 	m.Transport = transport.KindUDP
@@ -620,6 +632,16 @@ func (v *validator) encapsulate(f *File, m *m3ua.Config, cfg *Config) {
 	if m.Listen.IsValid() {
 		localSCTP = m.Listen.Port()
 		m.Listen = netip.AddrPortFrom(m.Listen.Addr(), udp)
+	}
+	if local.IsValid() {
+		// One SCTP port for the listener and the associations we dial.
+		if p := local.Port(); p != 0 {
+			if f.M3UA.Listen != nil && p != localSCTP {
+				v.fail("m3ua.local", "SCTP port %d differs from listen's %d: over UDP both use one SCTP port", p, localSCTP)
+			}
+			localSCTP = p
+		}
+		cfg.M3UAOptions = append(cfg.M3UAOptions, m3ua.WithTransportOptions(transport.WithLocalAddr(netip.AddrPortFrom(local.Addr(), 0))))
 	}
 	for i := range m.Peers {
 		p := &m.Peers[i]
