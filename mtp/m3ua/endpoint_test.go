@@ -30,6 +30,10 @@ func TestASPAndSGDataBothWaysInOrder(t *testing.T) {
 			if asp.Stats().DataOut.Load() != sls*n || sg.Stats().DataIn.Load() != sls*n {
 				t.Fatalf("counters: asp out %d sg in %d", asp.Stats().DataOut.Load(), sg.Stats().DataIn.Load())
 			}
+			if snap := sg.Stats().Snapshot(); snap["rx_class1_type1"] != sls*n || snap["tx_class1_type1"] != sls*n ||
+				snap["rx_class3_type1"] != 1 || snap["tx_class3_type4"] != 1 || snap["state_changes"] == 0 {
+				t.Fatalf("SG snapshot %v", snap)
+			}
 			// ASP Up, ASP Active and DAUD went out once each (no T(ack) expiry).
 			if asp.Stats().Sent(classASPSM, 1) != 1 || asp.Stats().Sent(classASPTM, 1) != 1 || asp.Stats().Sent(classSSNM, 3) != 1 {
 				t.Fatalf("asp sent %v", asp.Stats().Snapshot())

@@ -184,6 +184,7 @@ type fakeClock struct {
 	mu     sync.Mutex
 	now    time.Time
 	timers []*fakeTimer
+	added  chan time.Duration // if set, told each timer's duration
 }
 
 type fakeTimer struct {
@@ -206,6 +207,12 @@ func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
 	defer c.mu.Unlock()
 	t := &fakeTimer{c: c, at: c.now.Add(d), f: f}
 	c.timers = append(c.timers, t)
+	if c.added != nil {
+		select {
+		case c.added <- d:
+		default: // nobody is watching any more
+		}
+	}
 	return t
 }
 

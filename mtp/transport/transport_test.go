@@ -273,3 +273,34 @@ func TestListenerCloseKeepsAccepted(t *testing.T) {
 		})
 	}
 }
+
+// TestUDPOverIPv6Loopback: the udp transport works on ::1 as on 127.0.0.1.
+func TestUDPOverIPv6Loopback(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ln, err := Listen(KindUDP, netip.MustParseAddrPort("[::1]:0"))
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	defer ln.Close()
+	go func() {
+		if s, err := ln.Accept(ctx); err == nil {
+			buf := make([]byte, 16)
+			n, st, _, _ := s.ReadMsg(buf)
+			_ = s.WriteMsg(buf[:n], st, PPIDM3UA)
+		}
+	}()
+	c, err := Dial(ctx, KindUDP, ln.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.WriteMsg([]byte("v6"), 2, PPIDM3UA); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	n, st, _, err := c.ReadMsg(buf)
+	if err != nil || string(buf[:n]) != "v6" || st != 2 || !c.RemoteAddr().Addr().Is6() {
+		t.Fatalf("%q %d %v %v", buf[:n], st, err, c.RemoteAddr())
+	}
+}
