@@ -111,6 +111,9 @@ type Release struct {
 	Call     CallID
 	Cause    uint8
 	Location uint8
+	// ACL, when set, goes into this REL even if congestion control asks for
+	// none (the higher of the two is sent).
+	ACL isup.AutomaticCongestionLevel
 }
 
 // Accept claims an offered incoming call for an owner (the host that will handle

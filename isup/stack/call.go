@@ -1,6 +1,8 @@
 package stack
 
 import (
+	"fmt"
+
 	"github.com/isupgw/isupgw/isup"
 )
 
@@ -108,12 +110,29 @@ func (c *core) outseize(r Outseize) {
 		}
 	}
 	iam := c.buildIAM(p, r)
+	if _, err := isup.Marshal(iam, pr.group.Variant); err != nil {
+		c.result(r.Tag, 0, StatusBadRequest, "the IAM cannot be encoded: "+err.Error(), r.Owner)
+		return
+	}
+	if n, limit := isup.MarshalLen(iam, pr.group.Variant), maxISUPLen(pr.group.Variant); n > limit {
+		c.result(r.Tag, 0, StatusBadRequest, fmt.Sprintf("the IAM would be %d octets; MTP carries at most %d (272 with the routing label)", n, limit), r.Owner)
+		return
+	}
 	cl := c.newCall(ci, true, r.Owner)
 	cl.iam = iam
 	c.stats.CallsOut++
 	c.sendIAM(p, cl)
 	c.observe(Observation{Kind: ObsCallStarted, PC: pr.group.DPC, Call: cl.id, Outgoing: true})
 	c.emit(Result{Tag: r.Tag, Call: cl.id, Status: StatusOK, Owner: r.Owner, DPC: pr.group.DPC, CIC: c.circuits[ci].cic})
+}
+
+// maxISUPLen is the longest ISUP message an MTP2 link carries: the 272-octet
+// signalling information field less the routing label (4 octets ITU, 7 ANSI).
+func maxISUPLen(v isup.Variant) int {
+	if v == isup.ANSI {
+		return 272 - 7
+	}
+	return 272 - 4
 }
 
 // destination resolves an outseize's route or point code to a peer.
@@ -369,12 +388,23 @@ func (c *core) onRLC(p int, ci int32) {
 
 // sendREL releases the circuit towards the far end with T1 and T5 running.
 func (c *core) sendREL(p int, ci int32, cause, location uint8) {
+	c.sendRELWithACL(p, ci, cause, location, 0)
+}
+
+func (c *core) sendRELWithACL(p int, ci int32, cause, location uint8, acl isup.AutomaticCongestionLevel) {
 	cc := &c.circuits[ci]
 	c.stopCallTimers(ci)
 	cc.state = csReleasing
 	cc.relCause = cause
 	c.refresh(ci)
-	c.send(p, c.buildREL(p, cc.cic, cause, location))
+	rel := c.buildREL(p, cc.cic, cause, location)
+	if acl > rel.ACL() {
+		if c.variant(p) == isup.ITU && acl > 2 {
+			acl = 2
+		}
+		_ = rel.Optional.Set(acl)
+	}
+	c.send(p, rel)
 	c.startTimer(ci, tT1)
 	c.startTimer(ci, tT5)
 }
@@ -396,10 +426,14 @@ func (c *core) buildREL(p int, cic uint16, cause, location uint8) *isup.Release 
 
 // releaseCall ends a call from our side: REL to the network, Released to the host.
 func (c *core) releaseCall(cl *call, cause, location uint8, reason string, remote bool) {
+	c.releaseCallACL(cl, cause, location, reason, remote, 0)
+}
+
+func (c *core) releaseCallACL(cl *call, cause, location uint8, reason string, remote bool, acl isup.AutomaticCongestionLevel) {
 	ci := cl.circ
 	p := int(c.circuits[ci].peer)
 	c.endCall(cl, Released{Cause: cause, Location: location, Remote: remote, Reason: reason})
-	c.sendREL(p, ci, cause, location)
+	c.sendRELWithACL(p, ci, cause, location, acl)
 	c.circuits[ci].call = nil
 }
 
@@ -484,7 +518,7 @@ func (c *core) release(r Release) {
 	}
 	owner := cl.owner
 	c.result(r.Tag, r.Call, StatusOK, "", owner)
-	c.releaseCall(cl, cause, loc, "released by host", false)
+	c.releaseCallACL(cl, cause, loc, "released by host", false, r.ACL)
 }
 
 // onSuspendResume supervises SUS/RES on an answered call (T2 user, T6 network).

@@ -335,3 +335,20 @@ func TestDrainReleaseAllAndSetTimers(t *testing.T) {
 		t.Fatalf("after 1 s with T1 = 1 s: %s", types(got))
 	}
 }
+
+func TestReleaseWithHostACLAndUnencodableIAM(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	id := h.incoming(3)
+	h.c.request(Release{Call: id, ACL: 3})
+	if r := h.expectSent("REL:3")[0].(*isup.Release); r.ACL() != 2 {
+		t.Fatalf("host ACL 3 in ITU: %d, want 2", r.ACL())
+	}
+	h.takeEvents()
+	// 400 octets of optional parameters do not fit an MTP message.
+	big := isup.Optional{{Code: isup.ParamUserToUserInformation, Value: make([]byte, 200)}, {Code: isup.ParamGenericDigits, Value: make([]byte, 200)}}
+	h.c.request(Outseize{DPC: peerPC, Called: h.called(), Optional: big})
+	if ev := h.takeEvents(); len(ev) != 1 || ev[0].(Result).Status != StatusBadRequest {
+		t.Fatalf("unencodable IAM: %q", eventNames(ev))
+	}
+	h.expectSent("")
+}

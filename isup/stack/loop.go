@@ -222,8 +222,20 @@ func (s *Stack) Deliver(m mtp.Message) { s.inbound <- item{msg: m} }
 // MTPEvent queues an MTP status indication.
 func (s *Stack) MTPEvent(e mtp.Event) { s.inbound <- item{ev: e} }
 
-// Submit queues a host request; its Result comes through the sink.
+// Submit queues a host request; its Result comes through the sink. It blocks
+// while the outbound queue is full.
 func (s *Stack) Submit(r Request) { s.outbound <- item{req: r} }
+
+// SubmitContext is Submit that gives up when ctx ends (a stopped or stuck
+// loop must not hold a host connection's reader forever).
+func (s *Stack) SubmitContext(ctx context.Context, r Request) error {
+	select {
+	case s.outbound <- item{req: r}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 // Probe sends a marker through a queue; done gets the time it waited, from the
 // loop goroutine. This is the queue delay a new message would see.
