@@ -182,3 +182,23 @@ func TestGracefulStop(t *testing.T) {
 		t.Fatal("ASP Down not sent")
 	}
 }
+
+// TestReconnectAfterSGRestart: the SG process goes away and a new one
+// starts on the same address; the ASP sees the loss, keeps dialling with
+// backoff, comes back ACTIVE with the new SG and traffic resumes.
+func TestReconnectAfterSGRestart(t *testing.T) {
+	sg, asp := sgAndASP(t, transport.KindUDP)
+	addr := sg.Addr()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if err := sg.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, asp, "sg", "down")
+	sg2 := start(t, Config{Role: RoleSG, Transport: transport.KindUDP, Listen: addr,
+		Peers: []Peer{{Name: "asp1", From: lo, ASPID: 7, HasASPID: true, RoutingContexts: []uint32{100}, DPCs: []mtp.PointCode{2}}}})
+	waitState(t, asp, "sg", "active")
+	waitState(t, sg2, "asp1", "active")
+	go sendSeq(t, asp, 2, 1, 4, 50, nil)
+	collectSeq(t, sg2, 2, 1, 4, 50, false)
+}
