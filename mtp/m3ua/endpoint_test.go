@@ -50,24 +50,50 @@ func TestASPAndSGDataBothWaysInOrder(t *testing.T) {
 // TestIPSP: single exchange (only the dialler sends ASP Up/Active) and
 // double exchange (both do) come up, and data flows both ways.
 func TestIPSP(t *testing.T) {
-	for _, de := range []bool{false, true} {
-		name := map[bool]string{false: "single", true: "double"}[de]
-		t.Run(name, func(t *testing.T) {
-			a := start(t, Config{Role: RoleIPSP, Transport: transport.KindUDP, Listen: netip.AddrPortFrom(lo, 0), DoubleExchange: de,
-				Peers: []Peer{{Name: "b", From: lo, DPCs: []mtp.PointCode{20}}}})
-			b := start(t, Config{Role: RoleIPSP, Transport: transport.KindUDP, DoubleExchange: de,
-				Peers: []Peer{{Name: "a", Dial: a.Addr(), DPCs: []mtp.PointCode{10}}}})
-			waitState(t, a, "b", "active")
-			waitState(t, b, "a", "active")
-			go sendSeq(t, b, 20, 10, 4, 100, nil)
-			collectSeq(t, a, 20, 10, 4, 100, false)
-			go sendSeq(t, a, 10, 20, 4, 100, nil)
-			collectSeq(t, b, 10, 20, 4, 100, false)
-			upsFromA := a.Stats().Sent(classASPSM, 1)
-			if (de && upsFromA != 1) || (!de && upsFromA != 0) {
-				t.Fatalf("accepting IPSP sent %d ASP Up in %s exchange", upsFromA, name)
+	for _, kind := range kinds(t) {
+		for _, de := range []bool{false, true} {
+			name := map[bool]string{false: "single", true: "double"}[de]
+			t.Run(kind.String()+"/"+name, func(t *testing.T) {
+				a := start(t, Config{Role: RoleIPSP, Transport: kind, Listen: netip.AddrPortFrom(lo, 0), DoubleExchange: de,
+					Peers: []Peer{{Name: "b", From: lo, DPCs: []mtp.PointCode{20}}}})
+				b := start(t, Config{Role: RoleIPSP, Transport: kind, DoubleExchange: de,
+					Peers: []Peer{{Name: "a", Dial: a.Addr(), DPCs: []mtp.PointCode{10}}}})
+				waitState(t, a, "b", "active")
+				waitState(t, b, "a", "active")
+				go sendSeq(t, b, 20, 10, 4, 100, nil)
+				collectSeq(t, a, 20, 10, 4, 100, false)
+				go sendSeq(t, a, 10, 20, 4, 100, nil)
+				collectSeq(t, b, 10, 20, 4, 100, false)
+				upsFromA := a.Stats().Sent(classASPSM, 1)
+				if (de && upsFromA != 1) || (!de && upsFromA != 0) {
+					t.Fatalf("accepting IPSP sent %d ASP Up in %s exchange", upsFromA, name)
+				}
+			})
+		}
+	}
+}
+
+// TestConcurrentTransfer: eight goroutines call Transfer at once, each
+// owning two SLS values; every SLS arrives complete and in order.
+func TestConcurrentTransfer(t *testing.T) {
+	sg, asp := sgAndASP(t, transport.KindUDP)
+	const perSLS = 200
+	for g := 0; g < 8; g++ {
+		go func() {
+			for i := 0; i < perSLS; i++ {
+				for _, sls := range []int{g, g + 8} {
+					m := &mtp.Message{Label: mtp.Label{OPC: 2, DPC: 1, SI: mtp.SIISUP, NI: 2, SLS: uint8(sls)},
+						Payload: []byte{byte(sls), byte(i >> 8), byte(i), 0xAA, 0xBB}}
+					if err := asp.Transfer(m); err != nil {
+						t.Error(err)
+						return
+					}
+				}
 			}
-		})
+		}()
+	}
+	if got := collectSeq(t, sg, 2, 1, 16, perSLS, false); got != 16*perSLS {
+		t.Fatalf("got %d", got)
 	}
 }
 

@@ -127,6 +127,11 @@ func (s *session) handleData(b []byte, stream uint16) {
 		s.sendErrFor(b, codeFor(err))
 		return
 	}
+	if d.HasNA && s.e.cfg.HasNetworkAppearance && d.NA != s.e.cfg.NetworkAppearance {
+		s.e.stats.Malformed.Add(1)
+		s.sendErrFor(b, ErrInvalidNA)
+		return
+	}
 	if d.HasRC && !a.knowsRC(d.RC) {
 		s.e.stats.Malformed.Add(1)
 		s.sendErrFor(b, ErrInvalidRC)
