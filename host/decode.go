@@ -55,6 +55,7 @@ type rawRequest struct {
 	Event    *uint8  `json:"event"`
 	Cause    *uint8  `json:"cause"`
 	Location *uint8  `json:"location"`
+	ACL      *uint8  `json:"acl"`
 	// overload
 	Level *int `json:"level"`
 }
@@ -309,7 +310,10 @@ func decodeCallRequest(typ string, call stack.CallID, r *rawRequest) (stack.Requ
 	if rf := max8("location", r.Location, 15); rf != nil {
 		return nil, rf
 	}
-	return stack.Release{Call: call, Cause: opt8(r.Cause, 0), Location: opt8(r.Location, 0)}, nil
+	if rf := max8("acl", r.ACL, 3); rf != nil {
+		return nil, rf
+	}
+	return stack.Release{Call: call, Cause: opt8(r.Cause, 0), Location: opt8(r.Location, 0), ACL: isup.AutomaticCongestionLevel(opt8(r.ACL, 0))}, nil
 }
 
 func opt16(p *uint16) uint16 {

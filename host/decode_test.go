@@ -168,3 +168,16 @@ func BenchmarkEncode(b *testing.B) {
 		}
 	})
 }
+
+func TestDecodeReleaseACL(t *testing.T) {
+	d, rf := decodeRequest([]byte(`{"type":"release","seq":1,"call":5,"cause":16,"acl":2}`))
+	if rf != nil {
+		t.Fatalf("refused: %+v", rf)
+	}
+	if r, ok := d.req.(stack.Release); !ok || r.ACL != 2 || r.Call != 5 {
+		t.Fatalf("decoded %+v", d.req)
+	}
+	if _, rf := decodeRequest([]byte(`{"type":"release","seq":1,"call":5,"acl":4}`)); rf == nil || rf.status != wire.StatusBadValue {
+		t.Fatalf("acl 4: %+v", rf)
+	}
+}

@@ -84,7 +84,7 @@ func (r Rule) matches(called string, opc mtp.PointCode, route string) bool {
 
 // Stack is what the server needs of the ISUP stack (*stack.Stack has it).
 type Stack interface {
-	Submit(stack.Request)
+	SubmitContext(ctx context.Context, r stack.Request) error
 	Inspect(ctx context.Context) (stack.Snapshot, error)
 }
 
@@ -121,6 +121,7 @@ type Server struct {
 	onOverload func(int)
 	metrics    Metrics
 	stack      atomic.Pointer[stackRef]
+	ctx        atomic.Pointer[context.Context] // the Start context: submits give up when it ends
 	tags       atomic.Uint64
 	ids        atomic.Uint64
 
@@ -198,10 +199,19 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 // Start (the sink may run earlier: events before Attach find no host).
 func (s *Server) Attach(st Stack) { s.stack.Store(&stackRef{st}) }
 
+// submit hands a request to the stack; it gives up when the server stops, so
+// a stopped stack cannot hold a connection's reader.
 func (s *Server) submit(r stack.Request) {
 	if ref := s.stack.Load(); ref != nil {
-		ref.s.Submit(r)
+		_ = ref.s.SubmitContext(s.runCtx(), r)
 	}
+}
+
+func (s *Server) runCtx() context.Context {
+	if c := s.ctx.Load(); c != nil {
+		return *c
+	}
+	return context.Background()
 }
 
 // Metrics returns a snapshot of the counters.
@@ -220,6 +230,7 @@ func (s *Server) OverloadLevel() int {
 // Start opens the listeners (bound when Start returns) and serves until ctx
 // ends; then it closes every connection. Wait waits for that.
 func (s *Server) Start(ctx context.Context) error {
+	s.ctx.Store(&ctx)
 	if s.stack.Load() == nil {
 		return errors.New("host: Start before Attach")
 	}
