@@ -2,10 +2,13 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/isupgw/isupgw/host"
+	"github.com/isupgw/isupgw/host/client"
 	"github.com/isupgw/isupgw/isup"
 	"github.com/isupgw/isupgw/isup/stack"
 	"github.com/isupgw/isupgw/mtp"
@@ -63,8 +66,17 @@ func TestCongestionEndToEnd(t *testing.T) {
 		CodeYellow: sprc.CodeYellowConfig{Enabled: true, SampleSize: 3, EntryLatency: 20 * time.Millisecond, ExitPercent: 40},
 		MTP:        sprc.MTPCongestionConfig{T29: 50 * time.Millisecond, T30: 300 * time.Millisecond}}
 	cfgB := sprc.Config{ProbeInterval: 50 * time.Millisecond, ACC: sprc.ACCConfig{Mode: sprc.ACCAuto, Duration: 400 * time.Millisecond}}
+	// A's hosts hear the alarms through the host API, as in the binary.
+	srv, err := host.New(host.Config{TCP: "127.0.0.1:0", NoAuth: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toHosts := func(al sprc.Alarm) {
+		alarmsA.add(al)
+		srv.RaiseAlarm(host.Alarm{Number: al.Number, Severity: al.Severity, Cleared: al.Cleared, Text: al.Text, Data: al.Data})
+	}
 	a, b := startPairWith(t,
-		[]Option{WithCongestionControl(cfgA, alarmsA.add, nil),
+		[]Option{WithCongestionControl(cfgA, toHosts, nil),
 			WithStackOptions(stack.WithSlowdown(func() {
 				if d := slow.Load(); d > 0 {
 					time.Sleep(time.Duration(d)) // the load: A's loop is slower than its input
@@ -72,6 +84,17 @@ func TestCongestionEndToEnd(t *testing.T) {
 			}))},
 		[]Option{WithCongestionControl(cfgB, alarmsB.add, nil)})
 	called, _ := isup.NewCalledPartyNumber(isup.NAINational, isup.NPIISDN, "4930123456")
+	srv.Attach(a.Stack)
+	hostCtx, stopHost := context.WithCancel(context.Background())
+	defer func() { stopHost(); srv.Wait() }()
+	if err := srv.Start(hostCtx); err != nil {
+		t.Fatal(err)
+	}
+	hostA, err := client.Dial(hostCtx, "tcp", srv.TCPAddr().String(), client.Config{App: "watcher"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hostA.Close()
 
 	// Healthy first.
 	stopB := b.drain()
@@ -156,6 +179,25 @@ func TestCongestionEndToEnd(t *testing.T) {
 	if s := inspect(t, a); s.Stats.Refused[stack.StatusOutboundCongestion] < 1 {
 		t.Fatalf("A's refusal was not counted: %v", s.Stats.Refused)
 	}
+	// The connected host heard every alarm: stack congestion, System Busy and
+	// network congestion, raised and cleared.
+	heard := map[string]bool{}
+	for len(heard) < 6 {
+		select {
+		case e := <-hostA.Events():
+			if al, ok := e.(*client.Alarm); ok {
+				heard[fmt.Sprintf("0x%02X/%v", al.Number, al.Cleared)] = true
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the host heard only %v", heard)
+		}
+	}
+	for _, want := range []string{"0x16/false", "0x16/true", "0x20/false", "0x20/true", "0x0E/false", "0x0E/true"} {
+		if !heard[want] {
+			t.Errorf("the host did not hear alarm %s (heard %v)", want, heard)
+		}
+	}
+
 	// Calls flow both ways again; the refused outseize never reached B.
 	stopB = b.drain()
 	a.calls(t, 2, 3)
