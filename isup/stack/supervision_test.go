@@ -434,3 +434,25 @@ func TestAwaitResumeDefersTheStartupReset(t *testing.T) {
 	h.c.mtpEvent(mtp.Resume{PC: peerPC})
 	h.expectSent("") // the start-up reset is done; ResetOnResume is off
 }
+
+func TestGlareRules(t *testing.T) {
+	cases := []struct {
+		rule      Glare
+		own, peer mtp.PointCode
+		even, odd bool // do we control an even / an odd CIC
+	}{
+		{GlareITU, 2, 1, true, false}, // higher point code: even CICs
+		{GlareITU, 1, 2, false, true}, // lower: odd
+		{GlareOdd, 2, 1, false, true},
+		{GlareEven, 1, 2, true, false},
+		{GlareAll, 1, 2, true, true},
+		{GlareNone, 2, 1, false, false},
+	}
+	for _, c := range cases {
+		g := Group{DPC: c.peer, Glare: c.rule, Variant: isup.ANSI}
+		if weControl(g, c.own, 10) != c.even || weControl(g, c.own, 11) != c.odd {
+			t.Errorf("rule %d own %d peer %d: even %v odd %v, want %v %v", c.rule, c.own, c.peer,
+				weControl(g, c.own, 10), weControl(g, c.own, 11), c.even, c.odd)
+		}
+	}
+}
