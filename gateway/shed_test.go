@@ -1,0 +1,46 @@
+package gateway
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/isupgw/isupgw/isup"
+	"github.com/isupgw/isupgw/isup/stack"
+	"github.com/isupgw/isupgw/mtp"
+	"github.com/isupgw/isupgw/mtp/m3ua"
+	"github.com/isupgw/isupgw/mtp/transport"
+	"github.com/isupgw/isupgw/sprc"
+)
+
+// TestEdgeSheddingAtInboundLevel2: the inbound pump drops IAM and SAM before
+// they are queued, reading only the type octet, and lets everything else in.
+func TestEdgeSheddingAtInboundLevel2(t *testing.T) {
+	cfg := Config{
+		Stack: stack.Config{OPC: 1, Groups: []stack.Group{{Name: "b", DPC: 2, Variant: isup.ITU, CICs: []stack.CICRange{{First: 1, Last: 4}}}}},
+		M3UA: m3ua.Config{Role: m3ua.RoleIPSP, Transport: transport.KindUDP, Listen: netip.MustParseAddrPort("127.0.0.1:0"),
+			Peers: []m3ua.Peer{{Name: "b", From: netip.MustParseAddr("127.0.0.1"), DPCs: []mtp.PointCode{2}}}},
+	}
+	g, err := New(cfg, func(stack.Event) {}, WithCongestionControl(sprc.Default, nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := func(typ isup.MessageType, si uint8) mtp.Message {
+		return mtp.Message{Label: mtp.Label{OPC: 2, DPC: 1, SI: si}, Payload: []byte{1, 0, byte(typ)}}
+	}
+	if g.shed(msg(isup.IAM, 5)) {
+		t.Fatal("shed without congestion")
+	}
+	g.Control.Probe(sprc.Inbound, 12*time.Second) // inbound level 2
+	for typ, want := range map[isup.MessageType]bool{isup.IAM: true, isup.SAM: true, isup.ACM: false, isup.REL: false, isup.RLC: false} {
+		if got := g.shed(msg(typ, 5)); got != want {
+			t.Errorf("%s shed = %v, want %v", typ, got, want)
+		}
+	}
+	if g.shed(msg(isup.IAM, 3)) || g.shed(mtp.Message{Label: mtp.Label{SI: 5}, Payload: []byte{1}}) {
+		t.Fatal("shed a non-ISUP or truncated message instead of passing it on for the stack to count")
+	}
+	if n := g.Control.Snapshot().InboundShed; n != 2 {
+		t.Fatalf("counted %d sheds, want 2", n)
+	}
+}
