@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"sync"
@@ -122,7 +123,7 @@ func newKernelConn(c *sctp.SCTPConn, o *options) (Conn, error) {
 func (k *kernelConn) ReadMsg(b []byte) (int, uint16, uint32, error) {
 	n, info, err := k.c.SCTPRead(b)
 	if err != nil {
-		if errors.Is(err, syscall.EBADF) {
+		if errors.Is(err, syscall.EBADF) || errors.Is(err, io.EOF) {
 			return 0, 0, 0, ErrClosed
 		}
 		return 0, 0, 0, err
@@ -133,19 +134,18 @@ func (k *kernelConn) ReadMsg(b []byte) (int, uint16, uint32, error) {
 	if info == nil {
 		return n, 0, 0, nil
 	}
-	return n, info.Stream, ntohl(info.PPID), nil
+	return n, info.Stream, info.PPID, nil
 }
 
 func (k *kernelConn) WriteMsg(b []byte, stream uint16, ppid uint32) error {
 	if stream >= k.streams {
 		return ErrStreamNumber
 	}
-	_, err := k.c.SCTPWrite(b, &sctp.SndRcvInfo{Stream: stream, PPID: ntohl(ppid)})
+	// The PPID in host order: ishidawataru/sctp puts it in network order
+	// for the kernel (which carries it opaquely) and back on reading.
+	_, err := k.c.SCTPWrite(b, &sctp.SndRcvInfo{Stream: stream, PPID: ppid})
 	return err
 }
-
-// ntohl: the kernel carries the PPID in network order as an opaque value.
-func ntohl(v uint32) uint32 { return v>>24 | v>>8&0xff00 | v<<8&0xff0000 | v<<24 }
 
 func (k *kernelConn) OutboundStreams() uint16    { return k.streams }
 func (k *kernelConn) LocalAddr() netip.AddrPort  { return addrPortOf(k.c.LocalAddr()) }
