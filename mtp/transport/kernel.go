@@ -117,7 +117,14 @@ func newKernelConn(c *sctp.SCTPConn, o *options) (Conn, error) {
 	}
 	_ = c.SetReadBuffer(o.socketBuffer)
 	_ = c.SetWriteBuffer(o.socketBuffer)
-	return &kernelConn{c: c, streams: o.streams}, nil
+	// The peer may accept fewer inbound streams than we offer (the kernel's
+	// default is 10): use only what the association negotiated, or every
+	// write on a higher stream fails with EINVAL.
+	streams := o.streams
+	if st, err := c.GetStatus(); err == nil && st.Ostreams > 0 && st.Ostreams < streams {
+		streams = st.Ostreams
+	}
+	return &kernelConn{c: c, streams: streams}, nil
 }
 
 func (k *kernelConn) ReadMsg(b []byte) (int, uint16, uint32, error) {
