@@ -30,6 +30,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			runCommand(),
 			statusCommand(),
 			replayCommand(),
+			loadCommand(),
+			benchCommand(),
 		},
 		HideHelpCommand: true,
 	}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/isupgw/isupgw/loadgen"
+)
+
+func loadCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "load",
+		Usage:     "drive calls through a gateway over the host API (or, with --answer, answer them)",
+		ArgsUsage: " ",
+		Description: `Places calls through a gateway's host API at a scheduled rate: --rate for a
+constant rate over --duration, --ramp FROM:TO:DURATION for a linear ramp, or
+--steps RATE:DURATION,... for steps one after the other. Answered calls are
+held for --hold and released by us (cause 16). Once a second a line shows
+offered, admitted and completed calls, refusals by status, the setup latency
+(outseize sent to answered) p50/p90/p99/max, released causes, ACL seen, calls
+up, and the generator's own lag (how late it sent the outseizes). At the end a
+report says whether it kept up with the asked load. --json writes the same as
+JSON lines.
+
+With --answer it is the other end: it subscribes to incoming calls, and
+alerts and answers each after --delay, until --duration (0: until
+interrupted). A full call (IAM, ACM, ANM, REL, RLC) needs both: e.g.
+
+  isupgw load --answer --addr 127.0.0.1:7701 --token s3cret &
+  isupgw load --addr 127.0.0.1:7700 --token s3cret --dpc 2 --rate 1000 --duration 30s
+
+Number patterns: every X is a digit of the call's sequence number, every ?
+a random digit (--called 4930XXXXXX).`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7700", Usage: "the gateway's host API: host:port, or a Unix socket path"},
+			&cli.StringFlag{Name: "token", Usage: "host API token (or ISUPGW_TOKEN)", EnvVars: []string{"ISUPGW_TOKEN"}},
+			&cli.StringFlag{Name: "token-file", Usage: "read the token from this file"},
+			&cli.StringFlag{Name: "app", Usage: "application name in hello"},
+			&cli.IntFlag{Name: "conns", Value: 2, Usage: "host connections sharing the calls"},
+			&cli.Float64Flag{Name: "rate", Usage: "calls/s, constant over --duration"},
+			&cli.StringFlag{Name: "ramp", Usage: "FROM:TO:DURATION, a linear ramp of calls/s (e.g. 100:5000:60s)"},
+			&cli.StringFlag{Name: "steps", Usage: "RATE:DURATION,... constant rates one after the other (FROM-TO:DURATION ramps)"},
+			&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "length of a --rate run; with --answer, of the answering (0: until interrupted)"},
+			&cli.DurationFlag{Name: "hold", Usage: "how long answered calls are held before we release them"},
+			&cli.IntFlag{Name: "concurrency", Usage: "cap on calls up at once; calls due beyond it are skipped and counted (0: no cap)"},
+			&cli.StringSliceFlag{Name: "dpc", Usage: "destination point code (repeat or comma-separate for several, used in turn)"},
+			&cli.StringSliceFlag{Name: "route", Usage: "destination circuit group by name, instead of --dpc"},
+			&cli.StringFlag{Name: "called", Value: "4930XXXXXX", Usage: "called number pattern (X: sequence digit, ?: random digit)"},
+			&cli.StringFlag{Name: "calling", Usage: "calling number pattern"},
+			&cli.UintFlag{Name: "cause", Value: 16, Usage: "cause of our releases"},
+			&cli.DurationFlag{Name: "drain", Usage: "after the schedule, wait at most this long for calls to end (default hold + 10s)"},
+			&cli.DurationFlag{Name: "lag-limit", Value: 100 * time.Millisecond, Usage: "a larger lag in sending outseizes means the generator did not keep up"},
+			&cli.BoolFlag{Name: "json", Usage: "JSON lines (type second, final, answer)"},
+			&cli.BoolFlag{Name: "quiet", Usage: "only the final report"},
+			&cli.BoolFlag{Name: "answer", Usage: "answering side: take incoming calls, alert and answer them"},
+			&cli.DurationFlag{Name: "delay", Usage: "--answer: wait this long before alerting and answering"},
+			&cli.BoolFlag{Name: "no-alert", Usage: "--answer: answer without an ACM first"},
+		},
+		Action: func(c *cli.Context) error {
+			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			network, addr := "tcp", c.String("addr")
+			if strings.Contains(addr, "/") {
+				network = "unix"
+			}
+			token := c.String("token")
+			if f := c.String("token-file"); f != "" {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					return err
+				}
+				token = strings.TrimSpace(string(b))
+			}
+			if c.Bool("answer") {
+				d := c.Duration("duration")
+				if !c.IsSet("duration") {
+					d = 0
+				}
+				return loadgen.Answer(ctx, loadgen.AnswerOptions{Network: network, Address: addr, Token: token, App: c.String("app"),
+					Conns: c.Int("conns"), Delay: c.Duration("delay"), NoAlert: c.Bool("no-alert"), Duration: d,
+					Out: c.App.Writer, JSON: c.Bool("json"), Quiet: c.Bool("quiet")})
+			}
+			o, err := loadOptions(c)
+			if err != nil {
+				return err
+			}
+			o.Network, o.Address, o.Token = network, addr, token
+			fin, err := loadgen.Run(ctx, o)
+			if err != nil {
+				return err
+			}
+			if !fin.KeptUp {
+				return cli.Exit("", 2)
+			}
+			return nil
+		},
+	}
+}
+
+// loadOptions turns the flags of the calling side into options.
+func loadOptions(c *cli.Context) (loadgen.Options, error) {
+	o := loadgen.Options{App: c.String("app"), Conns: c.Int("conns"), Hold: c.Duration("hold"), Concurrency: c.Int("concurrency"),
+		ReleaseCause: uint8(c.Uint("cause")), Drain: c.Duration("drain"), LagLimit: c.Duration("lag-limit"),
+		Out: c.App.Writer, JSON: c.Bool("json"), Quiet: c.Bool("quiet")}
+	var err error
+	n := 0
+	for _, f := range []string{"rate", "ramp", "steps"} {
+		if c.IsSet(f) {
+			n++
+		}
+	}
+	if n != 1 {
+		return o, fmt.Errorf("give exactly one of --rate, --ramp and --steps")
+	}
+	switch {
+	case c.IsSet("rate"):
+		if c.Float64("rate") <= 0 || c.Duration("duration") <= 0 {
+			return o, fmt.Errorf("--rate and --duration must be positive")
+		}
+		o.Schedule = loadgen.Constant(c.Float64("rate"), c.Duration("duration"))
+	case c.IsSet("ramp"):
+		o.Schedule, err = loadgen.ParseRamp(c.String("ramp"))
+	default:
+		o.Schedule, err = loadgen.ParseSteps(c.String("steps"))
+	}
+	if err != nil {
+		return o, err
+	}
+	if o.Called, err = loadgen.ParsePattern(c.String("called")); err != nil {
+		return o, err
+	}
+	if o.Calling, err = loadgen.ParsePattern(c.String("calling")); err != nil {
+		return o, err
+	}
+	for _, s := range c.StringSlice("dpc") {
+		for _, part := range strings.Split(s, ",") {
+			var pc uint32
+			if _, err := fmt.Sscan(strings.TrimSpace(part), &pc); err != nil || pc == 0 {
+				return o, fmt.Errorf("--dpc %q: want a point code number", part)
+			}
+			o.DPCs = append(o.DPCs, pc)
+		}
+	}
+	for _, s := range c.StringSlice("route") {
+		o.Routes = append(o.Routes, strings.Split(s, ",")...)
+	}
+	if len(o.DPCs) == 0 && len(o.Routes) == 0 {
+		return o, fmt.Errorf("give a destination: --dpc or --route")
+	}
+	return o, nil
+}

@@ -1,0 +1,493 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/isupgw/isupgw/host/client"
+)
+
+// Options configure the calling side.
+type Options struct {
+	Network string // "tcp" (default) or "unix"
+	Address string // the gateway's host API, default 127.0.0.1:7700
+	Token   string
+	App     string // hello's app (default "isupgw-load")
+	// Conns is how many host connections share the calls (default 2).
+	Conns    int
+	Schedule Schedule
+	// Hold is how long an answered call is held before we release it.
+	Hold time.Duration
+	// Concurrency caps the calls placed and not yet released (0: no cap);
+	// calls due beyond it are skipped and counted.
+	Concurrency int
+	// Destinations: point codes or route names, used in turn.
+	DPCs   []uint32
+	Routes []string
+	// Called and Calling number patterns (Called is required).
+	Called, Calling Pattern
+	// ReleaseCause is the cause of our releases (default 16, normal clearing).
+	ReleaseCause uint8
+	// Drain bounds the wait for calls to end after the schedule (default
+	// Hold + 10 s).
+	Drain time.Duration
+	// LagLimit: a larger lag means the generator did not keep up (default 100 ms).
+	LagLimit time.Duration
+	// RequestTimeout bounds each request's wait for its ack (default 30 s).
+	RequestTimeout time.Duration
+	Out            io.Writer // reports (default os.Stdout)
+	JSON           bool      // JSON lines instead of text
+	Quiet          bool      // only the final report
+	// Clock and tick (tests): default time.Now and 1 ms.
+	Now  func() time.Time
+	Tick time.Duration
+	// Dial replaces client.Dial (tests).
+	Dial func(ctx context.Context, network, address string, cfg client.Config) (*client.Client, error)
+}
+
+func (o *Options) defaults() error {
+	if o.Network == "" {
+		o.Network = "tcp"
+	}
+	if o.Address == "" {
+		o.Address = "127.0.0.1:7700"
+	}
+	if o.App == "" {
+		o.App = "isupgw-load"
+	}
+	if o.Conns <= 0 {
+		o.Conns = 2
+	}
+	if o.ReleaseCause == 0 {
+		o.ReleaseCause = 16
+	}
+	if o.Drain <= 0 {
+		o.Drain = o.Hold + 10*time.Second
+	}
+	if o.LagLimit <= 0 {
+		o.LagLimit = 100 * time.Millisecond
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = 30 * time.Second
+	}
+	if o.Out == nil {
+		o.Out = os.Stdout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Tick <= 0 {
+		o.Tick = time.Millisecond
+	}
+	if o.Dial == nil {
+		o.Dial = client.Dial
+	}
+	if len(o.Schedule) == 0 {
+		return errors.New("load: no schedule (give a rate or a ramp)")
+	}
+	if o.Called.Empty() {
+		return errors.New("load: no called number pattern")
+	}
+	if len(o.DPCs) == 0 && len(o.Routes) == 0 {
+		return errors.New("load: no destination (give a point code or a route)")
+	}
+	return nil
+}
+
+// call is one placed call, known by the gateway's handle once acked; events
+// may come before the ack is seen here, so either side creates it.
+type call struct {
+	phase      int
+	sent       time.Time
+	conn       *client.Client
+	acked      bool
+	answeredAt time.Time
+	answered   bool
+	released   *client.Released
+}
+
+// stats is the generator's shared state, under mu.
+type stats struct {
+	mu     sync.Mutex
+	now    func() time.Time
+	start  time.Time
+	cur    *bucket
+	phases []*bucket
+	total  *bucket
+	calls  map[uint64]*call
+	active atomic.Int64
+	cause  uint8 // our releases' cause: released with it after an answer is "completed"
+}
+
+func newStats(now func() time.Time, phases int, cause uint8) *stats {
+	s := &stats{now: now, cur: newBucket(), total: newBucket(), calls: map[uint64]*call{}, cause: cause}
+	for range phases {
+		s.phases = append(s.phases, newBucket())
+	}
+	return s
+}
+
+// each applies f to the interval, the phase and the total buckets (mu held).
+func (s *stats) each(phase int, f func(b *bucket)) {
+	f(s.cur)
+	f(s.phases[phase])
+	f(s.total)
+}
+
+func (s *stats) skipped(phase int) {
+	s.mu.Lock()
+	s.each(phase, func(b *bucket) { b.c.Skipped++ })
+	s.mu.Unlock()
+}
+
+func (s *stats) offered(phase int, lag time.Duration) {
+	s.mu.Lock()
+	s.each(phase, func(b *bucket) {
+		b.c.Offered++
+		b.maxLag = max(b.maxLag, lag)
+	})
+	s.mu.Unlock()
+}
+
+func (s *stats) refused(phase int, name string, at time.Time) {
+	s.mu.Lock()
+	s.each(phase, func(b *bucket) {
+		b.c.Refused[name]++
+		if b.firstRefusal.IsZero() {
+			b.firstRefusal = at
+		}
+	})
+	s.mu.Unlock()
+	s.active.Add(-1)
+}
+
+func (s *stats) failed(phase int) {
+	s.mu.Lock()
+	s.each(phase, func(b *bucket) { b.c.Errors++ })
+	s.mu.Unlock()
+	s.active.Add(-1)
+}
+
+// acked records an admitted call; it returns the call for the release
+// scheduling (mu held by the caller of the returned actions).
+func (s *stats) acked(h uint64, phase int, sent time.Time, conn *client.Client) (answer, release *call) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.calls[h]
+	if c == nil {
+		c = &call{}
+		s.calls[h] = c
+	}
+	c.phase, c.sent, c.conn, c.acked = phase, sent, conn, true
+	s.each(phase, func(b *bucket) { b.c.Admitted++ })
+	if c.answered {
+		s.answeredLocked(c)
+		answer = c
+	}
+	if c.released != nil {
+		s.releasedLocked(h, c)
+		release = c
+	}
+	return answer, release
+}
+
+// answered records an answer; it returns the call if it is now to be held
+// and released by us.
+func (s *stats) answered(h uint64, at time.Time) *call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.calls[h]
+	if c == nil {
+		c = &call{}
+		s.calls[h] = c
+	}
+	c.answered, c.answeredAt = true, at
+	if !c.acked {
+		return nil
+	}
+	s.answeredLocked(c)
+	return c
+}
+
+func (s *stats) answeredLocked(c *call) {
+	d := c.answeredAt.Sub(c.sent)
+	s.each(c.phase, func(b *bucket) {
+		b.c.Answered++
+		b.setup = append(b.setup, d)
+	})
+}
+
+func (s *stats) released(h uint64, r *client.Released) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.calls[h]
+	if c == nil {
+		c = &call{}
+		s.calls[h] = c
+	}
+	c.released = r
+	if c.acked {
+		s.releasedLocked(h, c)
+	}
+}
+
+func (s *stats) releasedLocked(h uint64, c *call) {
+	delete(s.calls, h)
+	r := c.released
+	ok := c.answered && !r.Remote && r.Cause == s.cause
+	s.each(c.phase, func(b *bucket) {
+		b.c.Causes[strconv.Itoa(int(r.Cause))]++
+		if r.ACL > 0 {
+			b.c.ACL++
+			b.c.MaxACL = max(b.c.MaxACL, r.ACL)
+		}
+		if ok {
+			b.c.Completed++
+		} else {
+			b.c.Failed++
+		}
+	})
+	s.active.Add(-1)
+}
+
+// second closes the current interval.
+func (s *stats) second(now time.Time, asked float64) Second {
+	s.mu.Lock()
+	b := s.cur
+	s.cur = newBucket()
+	s.mu.Unlock()
+	sec := Second{Type: "second", T: now.Sub(s.start).Seconds(), Asked: asked, Counts: b.counts(),
+		Active: int(s.active.Load()), LagMS: ms(b.maxLag)}
+	if !b.firstRefusal.IsZero() {
+		t := b.firstRefusal.Sub(s.start).Seconds()
+		sec.FirstRefusal = &t
+	}
+	return sec
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Run places calls on the schedule until it ends (or ctx does), waits for the
+// calls to end, and returns the final report (also written to o.Out).
+func Run(ctx context.Context, o Options) (*Final, error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	conns := make([]*client.Client, 0, o.Conns)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := range o.Conns {
+		c, err := o.Dial(ctx, o.Network, o.Address, client.Config{App: o.App, Token: o.Token, EventBuffer: 1 << 16, NoFields: true})
+		if err != nil {
+			return nil, fmt.Errorf("load: connection %d to %s: %w", i+1, o.Address, err)
+		}
+		conns = append(conns, c)
+	}
+	g := &generator{o: o, conns: conns, st: newStats(o.Now, len(o.Schedule), o.ReleaseCause)}
+	return g.run(ctx)
+}
+
+type generator struct {
+	o     Options
+	conns []*client.Client
+	st    *stats
+	wg    sync.WaitGroup // event loops
+	calls sync.WaitGroup // requests in flight
+	out   sync.Mutex
+}
+
+func (g *generator) emit(v any, text string) {
+	g.out.Lock()
+	defer g.out.Unlock()
+	if g.o.JSON {
+		b, _ := json.Marshal(v)
+		g.o.Out.Write(append(b, '\n'))
+		return
+	}
+	fmt.Fprintln(g.o.Out, text)
+}
+
+func (g *generator) run(ctx context.Context) (*Final, error) {
+	o, st := g.o, g.st
+	evCtx, stopEvents := context.WithCancel(context.Background())
+	defer stopEvents()
+	for _, c := range g.conns {
+		g.wg.Add(1)
+		go func() { defer g.wg.Done(); g.events(evCtx, c) }()
+	}
+	st.start = o.Now()
+	p := newPacer(o.Schedule)
+	nextReport := st.start.Add(time.Second)
+	var n uint64
+	for !p.done() && ctx.Err() == nil {
+		now := o.Now()
+		first, last := p.next(now.Sub(st.start))
+		for k := first; k <= last; k++ {
+			at, _ := o.Schedule.TimeOf(float64(k))
+			phase := o.Schedule.Phase(at)
+			if o.Concurrency > 0 && st.active.Load() >= int64(o.Concurrency) {
+				st.skipped(phase)
+				continue
+			}
+			n++
+			st.active.Add(1)
+			g.calls.Add(1)
+			go g.place(ctx, k, phase, st.start.Add(at), g.conns[int(k)%len(g.conns)])
+		}
+		if now = o.Now(); !now.Before(nextReport) {
+			g.report(nextReport, o.Schedule.RateAt(nextReport.Sub(st.start)))
+			nextReport = nextReport.Add(time.Second)
+		}
+		g.sleep(ctx, o.Tick)
+	}
+	// The schedule is over: wait for the calls to end, still reporting.
+	deadline := o.Now().Add(o.Drain)
+	for st.active.Load() > 0 && o.Now().Before(deadline) && ctx.Err() == nil {
+		if now := o.Now(); !now.Before(nextReport) {
+			g.report(nextReport, 0)
+			nextReport = nextReport.Add(time.Second)
+		}
+		g.sleep(ctx, 10*time.Millisecond)
+	}
+	if now := o.Now(); now.Sub(nextReport.Add(-time.Second)) > 100*time.Millisecond {
+		g.report(now, 0) // the last part of a second
+	}
+	fin := g.final(p)
+	g.emit(fin, fin.Text())
+	for _, c := range g.conns {
+		c.Close()
+	}
+	stopEvents()
+	g.wg.Wait()
+	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fin, ctx.Err()
+	}
+	return fin, nil
+}
+
+func (g *generator) sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+func (g *generator) report(at time.Time, asked float64) {
+	s := g.st.second(at, asked)
+	if !g.o.Quiet {
+		g.emit(s, s.Text())
+	}
+}
+
+func (g *generator) final(p *pacer) *Final {
+	st, o := g.st, g.o
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	d := o.Schedule.Duration()
+	f := &Final{Type: "final", StartUnixNano: st.start.UnixNano(), DurationS: d.Seconds(), Asked: p.total,
+		Counts: st.total.counts(), Unfinished: int(st.active.Load()), MaxLagMS: ms(st.total.maxLag)}
+	f.OfferedRate = float64(f.Offered) / d.Seconds()
+	f.AdmittedRate = float64(f.Admitted) / d.Seconds()
+	f.CompletedRate = float64(f.Completed) / d.Seconds()
+	f.KeptUp = st.total.maxLag <= o.LagLimit && f.Offered+f.Skipped >= f.Asked
+	var at time.Duration
+	for i, seg := range o.Schedule {
+		b := st.phases[i]
+		ph := Phase{Index: i, From: seg.From, To: seg.To, StartS: at.Seconds(), Duration: seg.Dur.Seconds(), Counts: b.counts(), MaxLagMS: ms(b.maxLag)}
+		ph.OfferedRate = float64(ph.Offered) / seg.Dur.Seconds()
+		ph.AdmittedRate = float64(ph.Admitted) / seg.Dur.Seconds()
+		ph.CompletedRate = float64(ph.Completed) / seg.Dur.Seconds()
+		if !b.firstRefusal.IsZero() {
+			t := b.firstRefusal.Sub(st.start).Seconds()
+			ph.FirstRefusal = &t
+		}
+		f.Phases = append(f.Phases, ph)
+		at += seg.Dur
+	}
+	return f
+}
+
+// place sends call k's outseize and records what came of it.
+func (g *generator) place(ctx context.Context, k uint64, phase int, due time.Time, c *client.Client) {
+	defer g.calls.Done()
+	o, st := g.o, g.st
+	sent := o.Now()
+	st.offered(phase, max(0, sent.Sub(due)))
+	req := client.Outseize{Called: o.Called.Make(k)}
+	if !o.Calling.Empty() {
+		req.Calling = o.Calling.Make(k)
+	}
+	if n := len(o.Routes); n > 0 {
+		req.Route = o.Routes[int(k)%n]
+	} else {
+		req.DPC = o.DPCs[int(k)%len(o.DPCs)]
+	}
+	rctx, cancel := context.WithTimeout(ctx, o.RequestTimeout)
+	s, err := c.Outseize(rctx, req)
+	cancel()
+	if err != nil {
+		var nak *client.Nak
+		if errors.As(err, &nak) {
+			st.refused(phase, nak.Status.Name(), o.Now())
+		} else {
+			st.failed(phase)
+		}
+		return
+	}
+	ans, rel := st.acked(s.Call, phase, sent, c)
+	if ans != nil && rel == nil {
+		g.hold(s.Call, c)
+	}
+}
+
+// hold releases an answered call after the hold time.
+func (g *generator) hold(h uint64, c *client.Client) {
+	rel := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), g.o.RequestTimeout)
+		defer cancel()
+		_ = c.Release(ctx, h, g.o.ReleaseCause, 0) // a nak (the far end released first) is fine
+	}
+	if g.o.Hold <= 0 {
+		go rel()
+		return
+	}
+	time.AfterFunc(g.o.Hold, rel)
+}
+
+// events reads one connection's events.
+func (g *generator) events(ctx context.Context, c *client.Client) {
+	st := g.st
+	for {
+		var e client.Event
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok = <-c.Events():
+			if !ok {
+				return
+			}
+		}
+		switch ev := e.(type) {
+		case *client.Answered:
+			if cl := st.answered(ev.Call, g.o.Now()); cl != nil && cl.released == nil {
+				g.hold(ev.Call, c)
+			}
+		case *client.Released:
+			st.released(ev.Call, ev)
+		}
+	}
+}
