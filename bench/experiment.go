@@ -1,0 +1,300 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/isupgw/isupgw/loadgen"
+)
+
+// Step is one rate tried by the capacity search.
+type Step struct {
+	Rate          float64 `json:"rate"`
+	CompletedRate float64 `json:"completed_per_s"`
+	Refused       uint64  `json:"refused"`
+	Failed        uint64  `json:"failed"`
+	P99MS         float64 `json:"p99_ms"`
+	KeptUp        bool    `json:"kept_up"`
+	Sustained     bool    `json:"sustained"`
+}
+
+// Row is one overload run.
+type Row struct {
+	Control    bool    `json:"control"`
+	Multiplier float64 `json:"multiplier"`
+	Asked      float64 `json:"asked_per_s"`   // offered load asked during the overload
+	Offered    float64 `json:"offered_per_s"` // outseizes actually sent per second
+	// Goodput is completed calls per second over the overload's full seconds
+	// (its first second left out).
+	Goodput   float64           `json:"goodput_per_s"`
+	P50MS     float64           `json:"admitted_p50_ms"`
+	P99MS     float64           `json:"admitted_p99_ms"`
+	Refused   map[string]uint64 `json:"refused"`
+	Failed    uint64            `json:"failed"` // admitted, then released by the far end or a timer
+	Causes    map[string]uint64 `json:"causes"`
+	ACL       uint64            `json:"acl_seen"`
+	Unanswerd uint64            `json:"unfinished"`
+	// FirstRefusalMS: overload onset to the first refusal (nil: none).
+	FirstRefusalMS *float64 `json:"first_refusal_ms"`
+	// Congested: some gateway was congested during the run; RecoveryMS is then
+	// the load drop to the last moment either was (nil: never cleared).
+	Congested  bool     `json:"congested"`
+	RecoveryMS *float64 `json:"recovery_ms"`
+	KeptUp     bool     `json:"generator_kept_up"`
+	MaxLagMS   float64  `json:"generator_max_lag_ms"`
+}
+
+// Results is everything a run found.
+type Results struct {
+	Machine  Machine                 `json:"machine"`
+	Started  time.Time               `json:"started"`
+	Finished time.Time               `json:"finished"`
+	Capacity float64                 `json:"capacity_per_s"`
+	Search   []Step                  `json:"search"`
+	Rows     []Row                   `json:"rows"`
+	Settings map[string]Settings     `json:"settings"`
+	Options  map[string]string       `json:"options"`
+	Configs  map[string]string       `json:"-"`
+	Answer   map[string]loadgen.Line `json:"-"`
+}
+
+// sustained is the capacity criterion: every call offered was completed at
+// the asked rate, none refused, p99 setup within 100 ms, and the generator
+// kept up.
+func sustained(rate float64, f *loadgen.Final) Step {
+	s := Step{Rate: rate, CompletedRate: f.CompletedRate, Refused: f.RefusedTotal(), Failed: f.Failed, P99MS: f.Setup.P99, KeptUp: f.KeptUp}
+	s.Sustained = f.KeptUp && f.RefusedTotal() == 0 && f.Failed == 0 && f.Errors == 0 && f.Unfinished == 0 &&
+		f.CompletedRate >= 0.97*rate && f.Setup.P99 <= 100
+	return s
+}
+
+// Run runs the whole benchmark and writes the results folder.
+func Run(ctx context.Context, o Options) (*Results, error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	logf := func(format string, a ...any) { fmt.Fprintf(o.Log, format+"\n", a...) }
+	if o.WaitMax > 0 {
+		waitQuiet(ctx, o.WaitLoad, o.WaitMax, logf)
+	}
+	res := &Results{Started: time.Now(), Settings: map[string]Settings{}, Configs: map[string]string{},
+		Options: map[string]string{"hold": o.Hold.String(), "conns": fmt.Sprint(o.Conns), "search_step": o.SearchStep.String(),
+			"warm": o.Warm.String(), "overload": o.Overload.String(), "recover": o.Recover.String()}}
+	res.Machine = Describe()
+	logf("bench: %s", res.Machine.Line())
+	tmp, err := os.MkdirTemp("", "isupgw-bench-")
+	if err != nil {
+		return nil, err
+	}
+	if !o.KeepLogs {
+		defer os.RemoveAll(tmp)
+	} else {
+		logf("bench: gateway logs in %s", tmp)
+	}
+	rawDir := filepath.Join(o.Out, "raw")
+	if err := os.MkdirAll(rawDir, 0o755); err != nil {
+		return nil, err
+	}
+	raw := func(name string) io.WriteCloser {
+		f, err := os.Create(filepath.Join(rawDir, name+".jsonl"))
+		if err != nil {
+			return nopCloser{io.Discard}
+		}
+		return f
+	}
+
+	for _, control := range []bool{true, false} {
+		s := o.Settings(control)
+		mode := "control-" + onOff(control)
+		res.Settings[mode] = s
+		logf("bench: %s: starting gateways A and B", mode)
+		p, err := startPair(ctx, &o, s, filepath.Join(tmp, mode))
+		if err != nil {
+			return nil, err
+		}
+		res.Configs[mode+"/a.yaml"], res.Configs[mode+"/b.yaml"] = p.aCfg, p.bCfg
+		err = func() error {
+			defer p.stop()
+			if control && res.Capacity == 0 {
+				if o.Capacity > 0 {
+					res.Capacity = o.Capacity
+				} else {
+					w := raw("search")
+					defer w.Close()
+					if res.Capacity, err = search(ctx, &o, p, res, w, logf); err != nil {
+						return err
+					}
+				}
+				logf("bench: capacity %.0f full calls/s", res.Capacity)
+			}
+			if o.SkipOverload {
+				return nil
+			}
+			for _, m := range o.Multipliers {
+				w := raw(fmt.Sprintf("%s-%gx", mode, m))
+				row, err := overload(ctx, &o, p, control, m, res.Capacity, w)
+				w.Close()
+				if err != nil {
+					return err
+				}
+				res.Rows = append(res.Rows, row)
+				logf("bench: %s %gx: %s", mode, m, row.Brief())
+				p.settle(ctx, 30*time.Second)
+			}
+			return nil
+		}()
+		if err != nil {
+			return nil, err
+		}
+		if o.Capacity == 0 && res.Capacity == 0 {
+			return nil, fmt.Errorf("bench: no capacity found")
+		}
+	}
+	res.Finished = time.Now()
+	res.Machine.LoadAfter = loadAvg()
+	return res, Write(o.Out, res)
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+// search finds the highest sustained rate: growing by half until a rate
+// fails, then halving the interval three times.
+func search(ctx context.Context, o *Options, p *pair, res *Results, raw io.Writer, logf func(string, ...any)) (float64, error) {
+	try := func(rate float64) (bool, error) {
+		secs := fmt.Sprintf("%.0f:%s", rate, o.SearchStep)
+		_, fin, err := p.load(ctx, o, secs, raw)
+		if err != nil {
+			return false, err
+		}
+		st := sustained(rate, fin)
+		res.Search = append(res.Search, st)
+		logf("bench: search %6.0f/s: completed %6.0f/s, refused %d, failed %d, p99 %.1f ms, kept up %v -> sustained %v",
+			rate, st.CompletedRate, st.Refused, st.Failed, st.P99MS, st.KeptUp, st.Sustained)
+		p.settle(ctx, 30*time.Second)
+		return st.Sustained, nil
+	}
+	lo, hi := 0.0, 0.0
+	for r := o.SearchFrom; r <= o.SearchMax; r *= 1.5 {
+		ok, err := try(r)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			hi = r
+			break
+		}
+		lo = r
+	}
+	if lo == 0 {
+		return 0, fmt.Errorf("bench: not even %.0f calls/s were sustained", o.SearchFrom)
+	}
+	if hi == 0 {
+		return lo, nil
+	}
+	for range 3 {
+		mid := (lo + hi) / 2
+		ok, err := try(mid)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}
+
+// overload runs half the capacity, then m times it, then half again, and
+// measures.
+func overload(ctx context.Context, o *Options, p *pair, control bool, m, capacity float64, raw io.Writer) (Row, error) {
+	base := capacity / 2
+	sched := fmt.Sprintf("%.0f:%s,%.0f:%s,%.0f:%s", base, o.Warm, m*capacity, o.Overload, base, o.Recover)
+	wctx, stop := context.WithCancel(ctx)
+	samples := watch(wctx, p, 20*time.Millisecond)
+	secs, fin, err := p.load(ctx, o, sched, raw)
+	stop()
+	all := samples()
+	if err != nil {
+		return Row{}, err
+	}
+	return analyse(control, m, capacity, o.Warm, o.Overload, secs, fin, all), nil
+}
+
+// analyse turns one overload run's reports and congestion samples into a row.
+func analyse(control bool, m, capacity float64, warm, over time.Duration, secs []loadgen.Second, fin *loadgen.Final, all []sample) Row {
+	row := Row{Control: control, Multiplier: m, Asked: m * capacity, KeptUp: fin.KeptUp, MaxLagMS: fin.MaxLagMS}
+	if len(fin.Phases) >= 2 {
+		ph := fin.Phases[1]
+		row.Offered = ph.OfferedRate
+		row.P50MS, row.P99MS = ph.Setup.P50, ph.Setup.P99
+		row.Refused, row.Failed, row.Causes, row.ACL = ph.Refused, ph.Failed, ph.Causes, ph.ACL
+		if ph.FirstRefusal != nil {
+			d := (*ph.FirstRefusal - ph.StartS) * 1000
+			row.FirstRefusalMS = &d
+		}
+	}
+	row.Unanswerd = uint64(fin.Unfinished)
+	onset, drop := warm.Seconds(), (warm + over).Seconds()
+	var sum float64
+	n := 0
+	for _, s := range secs {
+		if s.T >= onset+2-0.05 && s.T <= drop+0.05 {
+			sum += float64(s.Completed)
+			n++
+		}
+	}
+	if n > 0 {
+		row.Goodput = sum / float64(n)
+	}
+	start := time.Unix(0, fin.StartUnixNano)
+	dropAt := start.Add(warm + over)
+	var last time.Time
+	for _, s := range all {
+		if s.congested && s.at.After(start.Add(warm)) {
+			row.Congested = true
+		}
+		if s.congested {
+			last = s.at
+		}
+	}
+	if row.Congested && len(all) > 0 {
+		if !all[len(all)-1].congested {
+			d := float64(max(0, last.Sub(dropAt)).Microseconds()) / 1000
+			row.RecoveryMS = &d
+		}
+	}
+	return row
+}
+
+// Brief is a one-line summary of a row.
+func (r Row) Brief() string {
+	fr, rec := "-", "-"
+	if r.FirstRefusalMS != nil {
+		fr = fmt.Sprintf("%.0f ms", *r.FirstRefusalMS)
+	}
+	if r.RecoveryMS != nil {
+		rec = fmt.Sprintf("%.0f ms", *r.RecoveryMS)
+	} else if r.Congested {
+		rec = "did not clear"
+	}
+	refused := uint64(0)
+	for _, v := range r.Refused {
+		refused += v
+	}
+	return fmt.Sprintf("asked %.0f/s offered %.0f/s goodput %.0f/s p99 %.1f ms refused %d failed %d first refusal %s recovery %s kept up %v",
+		r.Asked, r.Offered, r.Goodput, r.P99MS, refused, r.Failed, fr, rec, r.KeptUp)
+}
+
+func (r *Results) json() []byte {
+	b, _ := json.MarshalIndent(r, "", "  ")
+	return append(b, '\n')
+}

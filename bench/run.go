@@ -1,0 +1,359 @@
+// Package bench is `isupgw bench`: on one machine it starts two gateway
+// processes (`isupgw run`, M3UA over SCTP-over-UDP on loopback), an answering
+// host (`isupgw load --answer`) on B and load generators (`isupgw load`) on A,
+// finds the maximum sustainable full-call rate, runs the overload experiment
+// at multiples of it with congestion control on and off, and writes a
+// Markdown table, a PNG plot, the machine description and the configurations
+// into a results folder.
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/isupgw/isupgw/gateway"
+	"github.com/isupgw/isupgw/loadgen"
+)
+
+// Options configure a benchmark run.
+type Options struct {
+	Exe string // the isupgw binary (default: this executable)
+	Out string // results folder (default "results")
+	// Capacity skips the search and uses this rate (calls/s).
+	Capacity float64
+	// Search: the first rate, the growth factor and the steps' length.
+	SearchFrom   float64
+	SearchStep   time.Duration
+	SearchMax    float64
+	Multipliers  []float64
+	Warm         time.Duration // before the overload, at half the capacity
+	Overload     time.Duration
+	Recover      time.Duration // after the load drop, at half the capacity
+	Hold         time.Duration
+	Conns        int
+	WaitLoad     float64       // wait for the 1-minute load average to fall below this ...
+	WaitMax      time.Duration // ... for at most this long (0: do not wait)
+	Log          io.Writer
+	Settings     func(control bool) Settings
+	KeepLogs     bool
+	SkipOverload bool
+}
+
+func (o *Options) defaults() error {
+	if o.Exe == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		o.Exe = exe
+	}
+	if o.Out == "" {
+		o.Out = "results"
+	}
+	if o.SearchFrom <= 0 {
+		o.SearchFrom = 1000
+	}
+	if o.SearchStep <= 0 {
+		o.SearchStep = 5 * time.Second
+	}
+	if o.SearchMax <= 0 {
+		o.SearchMax = 40000
+	}
+	if len(o.Multipliers) == 0 {
+		o.Multipliers = []float64{1, 2, 3, 5}
+	}
+	if o.Warm <= 0 {
+		o.Warm = 3 * time.Second
+	}
+	if o.Overload <= 0 {
+		o.Overload = 10 * time.Second
+	}
+	if o.Recover <= 0 {
+		o.Recover = 8 * time.Second
+	}
+	if o.Hold <= 0 {
+		o.Hold = 50 * time.Millisecond
+	}
+	if o.Conns <= 0 {
+		o.Conns = 4
+	}
+	if o.Log == nil {
+		o.Log = os.Stderr
+	}
+	if o.Settings == nil {
+		o.Settings = DefaultSettings
+	}
+	return nil
+}
+
+// pair is two gateway processes and the answering host.
+type pair struct {
+	s        Settings
+	ports    Ports
+	dir      string
+	procs    []*exec.Cmd
+	ans      *exec.Cmd
+	ansOut   *bytes.Buffer
+	aCfg     string
+	bCfg     string
+	logFiles []*os.File
+}
+
+func freePort(network string) (int, error) {
+	if network == "udp" {
+		c, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		defer c.Close()
+		return c.LocalAddr().(*net.UDPAddr).Port, nil
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func freePorts() (Ports, error) {
+	var p Ports
+	for _, x := range []struct {
+		dst *int
+		net string
+	}{{&p.AUDP, "udp"}, {&p.BUDP, "udp"}, {&p.AHost, "tcp"}, {&p.BHost, "tcp"}, {&p.AMetric, "tcp"}, {&p.BMetr, "tcp"}} {
+		port, err := freePort(x.net)
+		if err != nil {
+			return p, err
+		}
+		*x.dst = port
+	}
+	return p, nil
+}
+
+// startPair writes the configurations, starts both gateways and the
+// answering host, and waits until every circuit is idle on both sides.
+func startPair(ctx context.Context, o *Options, s Settings, dir string) (*pair, error) {
+	ports, err := freePorts()
+	if err != nil {
+		return nil, err
+	}
+	p := &pair{s: s, ports: ports, dir: dir}
+	p.aCfg, p.bCfg = Configs(s, ports)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	for name, y := range map[string]string{"a.yaml": p.aCfg, "b.yaml": p.bCfg} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(y), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range []string{"a", "b"} {
+		lf, err := os.Create(filepath.Join(dir, name+".log"))
+		if err != nil {
+			return nil, err
+		}
+		p.logFiles = append(p.logFiles, lf)
+		cmd := exec.Command(o.Exe, "run", "--config", filepath.Join(dir, name+".yaml"), "--drain-timeout", "1s")
+		cmd.Stdout, cmd.Stderr = lf, lf
+		if err := cmd.Start(); err != nil {
+			p.stop()
+			return nil, err
+		}
+		p.procs = append(p.procs, cmd)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		okA := p.ready(ports.AMetric, s.CICs)
+		okB := p.ready(ports.BMetr, s.CICs)
+		if okA && okB {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			p.stop()
+			return nil, fmt.Errorf("bench: the gateways did not come up within 30 s (logs in %s)", dir)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	p.ansOut = &bytes.Buffer{}
+	p.ans = exec.Command(o.Exe, "load", "--answer", "--json", "--quiet", "--addr", fmt.Sprintf("127.0.0.1:%d", ports.BHost),
+		"--token", s.Token, "--conns", fmt.Sprint(o.Conns))
+	p.ans.Stdout, p.ans.Stderr = p.ansOut, p.ansOut
+	if err := p.ans.Start(); err != nil {
+		p.stop()
+		return nil, err
+	}
+	time.Sleep(300 * time.Millisecond) // its hellos
+	return p, nil
+}
+
+func (p *pair) ready(port, cics int) bool {
+	st, err := status(port)
+	return err == nil && len(st.Destinations) == 1 && st.Destinations[0].Available && st.Circuits["idle"] == cics
+}
+
+func (p *pair) stop() {
+	var all []*exec.Cmd
+	if p.ans != nil {
+		all = append(all, p.ans)
+	}
+	all = append(all, p.procs...)
+	for _, c := range all {
+		_ = c.Process.Signal(syscall.SIGTERM)
+	}
+	for _, c := range all {
+		done := make(chan struct{})
+		go func() { _ = c.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = c.Process.Kill()
+			<-done
+		}
+	}
+	for _, f := range p.logFiles {
+		f.Close()
+	}
+}
+
+var httpc = http.Client{Timeout: 2 * time.Second}
+
+func status(port int) (gateway.Status, error) {
+	var st gateway.Status
+	resp, err := httpc.Get(fmt.Sprintf("http://127.0.0.1:%d/status", port))
+	if err != nil {
+		return st, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return st, fmt.Errorf("status: %s", resp.Status)
+	}
+	err = json.NewDecoder(resp.Body).Decode(&st)
+	return st, err
+}
+
+// congested reports whether a gateway is in any congestion state.
+func congested(st gateway.Status) bool {
+	c := st.Congestion
+	return c != nil && (c.InboundLevel > 0 || c.OutboundLevel > 0 || c.CodeYellow)
+}
+
+// congestedMetrics reads a gateway's /metrics (served from snapshots, so it
+// costs the call path nothing) and reports whether any congestion level or
+// Code Yellow is set.
+func congestedMetrics(port int) (bool, error) {
+	resp, err := httpc.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	return parseCongestion(resp.Body)
+}
+
+// parseCongestion finds isupgw_sprc_level and isupgw_sprc_code_yellow in a
+// Prometheus text exposition.
+func parseCongestion(r io.Reader) (bool, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	found := false
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "isupgw_sprc_level{") && !strings.HasPrefix(line, "isupgw_sprc_code_yellow ") {
+			continue
+		}
+		found = true
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[len(f)-1] != "0" {
+			return true, nil
+		}
+	}
+	if !found {
+		return false, errors.New("metrics: no isupgw_sprc_level")
+	}
+	return false, sc.Err()
+}
+
+// sample is one look at both gateways' congestion.
+type sample struct {
+	at        time.Time
+	congested bool
+}
+
+// watch polls both gateways' /status every period until ctx ends.
+func watch(ctx context.Context, p *pair, period time.Duration) func() []sample {
+	var mu sync.Mutex
+	var out []sample
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			c := false
+			for _, port := range []int{p.ports.AMetric, p.ports.BMetr} {
+				if cg, err := congestedMetrics(port); err == nil && cg {
+					c = true
+				}
+			}
+			mu.Lock()
+			out = append(out, sample{at: time.Now(), congested: c})
+			mu.Unlock()
+		}
+	}()
+	return func() []sample {
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return out
+	}
+}
+
+// load runs one `isupgw load --json` against A and parses its report.
+func (p *pair) load(ctx context.Context, o *Options, schedule string, raw io.Writer) ([]loadgen.Second, *loadgen.Final, error) {
+	args := []string{"load", "--json", "--addr", fmt.Sprintf("127.0.0.1:%d", p.ports.AHost), "--token", p.s.Token,
+		"--dpc", "2", "--conns", fmt.Sprint(o.Conns), "--hold", o.Hold.String(), "--steps", schedule, "--drain", "15s"}
+	cmd := exec.CommandContext(ctx, o.Exe, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 2) { // 2: it did not keep up, reported
+		return nil, nil, fmt.Errorf("load %s: %v: %s", schedule, err, strings.TrimSpace(errb.String()))
+	}
+	if raw != nil {
+		raw.Write(out.Bytes())
+	}
+	return loadgen.ParseReport(bufio.NewReader(&out))
+}
+
+// settle waits until A has no calls and neither gateway is congested.
+func (p *pair) settle(ctx context.Context, max time.Duration) {
+	deadline := time.Now().Add(max)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		a, errA := status(p.ports.AMetric)
+		b, errB := status(p.ports.BMetr)
+		if errA == nil && errB == nil && a.Calls == 0 && b.Calls == 0 && !congested(a) && !congested(b) {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -1,0 +1,132 @@
+package bench
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Write puts the results into dir: results.md (the table, the machine, the
+// settings), results.json, overload.png and configs/.
+func Write(dir string, r *Results) error {
+	if err := os.MkdirAll(filepath.Join(dir, "configs"), 0o755); err != nil {
+		return err
+	}
+	for name, y := range r.Configs {
+		p := filepath.Join(dir, "configs", name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(y), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), r.json(), 0o644); err != nil {
+		return err
+	}
+	if len(r.Rows) > 0 {
+		if err := Plot(filepath.Join(dir, "overload.png"), r); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "results.md"), []byte(Markdown(r)), 0o644)
+}
+
+func msOr(p *float64, none string) string {
+	if p == nil {
+		return none
+	}
+	return fmt.Sprintf("%.0f", *p)
+}
+
+func countsText(m map[string]uint64) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Table is the overload table in Markdown.
+func Table(r *Results) string {
+	var b strings.Builder
+	b.WriteString("| control | load | asked calls/s | offered calls/s | goodput calls/s | goodput / capacity | admitted p50 ms | admitted p99 ms | refusals (by status) | failed after admission | onset to first refusal ms | load drop to no congestion ms | generator kept up |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, row := range r.Rows {
+		rec := msOr(row.RecoveryMS, "")
+		switch {
+		case !row.Congested:
+			rec = "never congested"
+		case row.RecoveryMS == nil:
+			rec = "did not clear"
+		}
+		kept := "yes"
+		if !row.KeptUp {
+			kept = fmt.Sprintf("no (max lag %.0f ms)", row.MaxLagMS)
+		}
+		failed := fmt.Sprint(row.Failed)
+		if row.Failed > 0 {
+			causes := map[string]uint64{}
+			for k, v := range row.Causes {
+				if k != "16" {
+					causes["cause "+k] = v
+				}
+			}
+			failed += " (" + countsText(causes) + ")"
+		}
+		fmt.Fprintf(&b, "| %s | %gx | %.0f | %.0f | %.0f | %.0f %% | %.1f | %.1f | %s | %s | %s | %s | %s |\n",
+			onOff(row.Control), row.Multiplier, row.Asked, row.Offered, row.Goodput, 100*row.Goodput/r.Capacity,
+			row.P50MS, row.P99MS, countsText(row.Refused), failed, msOr(row.FirstRefusalMS, "none"), rec, kept)
+	}
+	return b.String()
+}
+
+// Markdown is results.md.
+func Markdown(r *Results) string {
+	var b strings.Builder
+	m := r.Machine
+	b.WriteString("# isupgw benchmark results\n\n")
+	b.WriteString("Written by `isupgw bench` (see README, Development). Two gateway processes (`isupgw run`) on one machine, M3UA over SCTP-over-UDP on loopback; ")
+	b.WriteString("`isupgw load` places calls on gateway A (host API), `isupgw load --answer` alerts and answers them on gateway B (host API); ")
+	fmt.Fprintf(&b, "every call is a full call (IAM, ACM, ANM, REL, RLC), held %s after the answer and released by the caller.\n\n", r.Options["hold"])
+	b.WriteString("## Machine\n\n")
+	fmt.Fprintf(&b, "| | |\n|---|---|\n| CPUs (nproc) | %d |\n| CPU model | %s |\n| memory | %d MB |\n| Go | %s |\n| kernel | %s |\n| commit | %s |\n",
+		m.CPUs, m.CPUModel, m.MemoryMB, m.GoVersion, m.Kernel, m.Commit)
+	fmt.Fprintf(&b, "| load average (1 min) at start / end | %.2f / %.2f |\n| run | %s to %s |\n\n",
+		m.LoadBefore, m.LoadAfter, r.Started.UTC().Format("2006-01-02 15:04:05"), r.Finished.UTC().Format("15:04:05 MST"))
+	b.WriteString("The load generator, the answering host and both gateways share the machine's CPUs.\n\n")
+	b.WriteString("## Capacity\n\n")
+	fmt.Fprintf(&b, "Maximum sustainable full-call rate: **%.0f calls/s** (control on). A rate is sustained when, over a %s step, every call offered is answered and completed at the asked rate (>= 97 %%), none is refused or fails, the admitted p99 setup latency (outseize sent to answered received) is at most 100 ms, and the generator keeps up.\n\n",
+		r.Capacity, r.Options["search_step"])
+	if len(r.Search) > 0 {
+		b.WriteString("| asked calls/s | completed calls/s | refused | failed | p99 setup ms | sustained |\n|---|---|---|---|---|---|\n")
+		for _, s := range r.Search {
+			fmt.Fprintf(&b, "| %.0f | %.0f | %d | %d | %.1f | %v |\n", s.Rate, s.CompletedRate, s.Refused, s.Failed, s.P99MS, s.Sustained)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("## Overload\n\n")
+	fmt.Fprintf(&b, "Each run: %s at half the capacity, then %s at the multiple of the capacity (the overload), then %s at half the capacity again. ", r.Options["warm"], r.Options["overload"], r.Options["recover"])
+	b.WriteString("Goodput is completed calls per second over the overload's full seconds (its first second left out); latencies are of the calls offered during the overload that were admitted and answered; ")
+	b.WriteString("refusals are naks of outseize during the overload; \"failed after admission\" are admitted calls released by the far end or a timer before we released them (e.g. cause 42 from B's inbound control); ")
+	b.WriteString("onset to first refusal is from the start of the overload to the first nak; load drop to no congestion is from the end of the overload to the last moment either gateway reported a congestion level or Code Yellow (its /metrics polled every 20 ms).\n\n")
+	b.WriteString(Table(r))
+	b.WriteString("\n![goodput and p99 setup latency against offered load](overload.png)\n\n")
+	b.WriteString("## Settings\n\n")
+	if s, ok := r.Settings["control-on"]; ok {
+		fmt.Fprintf(&b, "Control on: probe every %s, average over %d probes, level 1 at a probe delay of %s or an average of %s, clear below %s; ACC auto (1 s); Code Yellow after %d probes above %s average. ",
+			s.Probe, s.AvgOver, s.L1Delay, s.L1Avg, s.ClearAvg, s.YellowSample, s.YellowEntry)
+		fmt.Fprintf(&b, "The product defaults (1 s probes, level 1 at 10 s / 5 s) are for a real exchange; two probe periods here are %s.\n\n", "200 ms")
+	}
+	b.WriteString("Control off: level 1 at the fixed level 2 thresholds (12 s probe delay, 6 s average; level 2 cannot be switched off), ACC off, Code Yellow off, no out-of-service declarations.\n\n")
+	fmt.Fprintf(&b, "Both: %d CICs, host send queue %d lines, %s host connections per side, hold %s. The configurations are in [configs/](configs/); the raw per-second reports in [raw/](raw/); everything in [results.json](results.json).\n",
+		r.Settings["control-on"].CICs, r.Settings["control-on"].QueueSize, r.Options["conns"], r.Options["hold"])
+	return b.String()
+}
