@@ -6,7 +6,10 @@
 # osmo-stp over raw SCTP and over SCTP encapsulated in UDP (RFC 6951).
 #
 #   lab.sh build    build the guest from Debian packages into $ISUPGW_LAB_CACHE
-#                   (default /var/cache/isupgw-interop); a second run reuses it
+#                   (default /var/cache/isupgw-interop); a second run reuses it.
+#                   The isupgw binary for the guest is built from this checkout
+#                   (CGO_ENABLED=0) onto a disk of its own, rebuilt only when
+#                   the Go sources change.
 #   lab.sh up       create the namespace, boot the guest, wait for osmo-stp
 #   lab.sh down     stop the guest, delete the namespace (idempotent)
 #   lab.sh status   what is running, and osmo-stp's view of its ASPs
@@ -33,18 +36,32 @@ VTY_PORT=4239
 # SCTP ports the two host ASPs use; osmo-stp tells its ASPs apart by them.
 ASP_A_PORT=2911
 ASP_B_PORT=2912
-# Point codes (ITU, 14 bit): gateway A, gateway B, the STP; routing contexts.
+# The gateway inside the guest (C): kernel SCTP from the guest's address.
+ASP_C_PORT=2913
+# Point codes (ITU, 14 bit): gateways A, B and C, the STP; routing contexts.
 PC_A=1
 PC_B=2
+PC_C=3
 PC_STP=100
 RC_A=1
 RC_B=2
+RC_C=3
+# Gateway C's host API and metrics (/status), on the guest's address.
+GW_API_PORT=7703
+GW_METRICS_PORT=9703
+GW_TOKEN=interop-lab
+# Circuits between each pair of gateways.
+GW_CICS=1-32
 # The VTY is also forwarded to the host's loopback (socat) for people.
 HOST_VTY=${ISUPGW_LAB_HOST_VTY:-127.0.0.1:4239}
+# So are gateway C's host API and /status (the tests reach them in the netns).
+HOST_GW_API=${ISUPGW_LAB_HOST_GW_API:-127.0.0.1:$GW_API_PORT}
+HOST_GW_METRICS=${ISUPGW_LAB_HOST_GW_METRICS:-127.0.0.1:$GW_METRICS_PORT}
 GUEST_MEM=${ISUPGW_LAB_MEM:-512}
 BOOT_TIMEOUT=${ISUPGW_LAB_BOOT_TIMEOUT:-180} # TCG: 8 s idle, about 60 s on a loaded 2-core host
 
 SELF=$(readlink -f "$0")
+REPO=$(cd "$(dirname "$SELF")/../.." && pwd)
 
 log() { printf 'lab: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -174,6 +191,7 @@ build_kernel() {
 GUEST_PKGS=osmo-stp,kmod,iproute2
 build_rootfs() {
 	local img=$CACHE/rootfs.img codename mirror proxy key
+	# shellcheck disable=SC1091 # the host's file, read at run time
 	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 	[[ -n $codename ]] || die "no VERSION_CODENAME in /etc/os-release"
 	# The cache holds while the release and the package list stay the same.
@@ -203,6 +221,62 @@ build_rootfs() {
 	echo "$codename osmo-stp $ver" >"$CACHE/rootfs.ready"
 	echo "$key" >"$CACHE/rootfs.key"
 	log "rootfs: osmo-stp $ver"
+}
+
+# Gateway C: the isupgw binary of this checkout (static: the guest has only
+# Debian's libc) and its configuration on an ext4 disk of their own, so a
+# change in the Go sources rebuilds this disk and nothing else. The key is
+# the Go version and the hash of every non-test Go file, go.mod and go.sum,
+# and the configuration; ISUPGW_LAB_GUEST_BIN names a ready binary instead.
+build_gateway() {
+	local img=$CACHE/isupgw.img dir=$CACHE/isupgw.tmp key bin=${ISUPGW_LAB_GUEST_BIN:-}
+	if [[ -n $bin ]]; then
+		key="bin $(sha256sum <"$bin" | cut -d' ' -f1)"
+	else
+		command -v go >/dev/null || die "go is needed to build the guest's isupgw (or set ISUPGW_LAB_GUEST_BIN)"
+		key="src $(go env GOVERSION) $(cd "$REPO" && find . -path ./.git -prune -o -path ./test -prune -o \
+			\( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum \) -type f -print0 |
+			LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
+	fi
+	key="$key cfg $(write_gateway_config | sha256sum | cut -d' ' -f1)"
+	if [[ -f $img && $(cat "$CACHE/isupgw.key" 2>/dev/null) == "$key" ]]; then
+		log "gateway: cached (${key%% cfg*})"
+		return
+	fi
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	if [[ -n $bin ]]; then
+		cp "$bin" "$dir/isupgw"
+	else
+		(cd "$REPO" && CGO_ENABLED=0 go build -trimpath -o "$dir/isupgw" ./cmd/isupgw) ||
+			die "go build ./cmd/isupgw for the guest failed"
+	fi
+	write_gateway_config >"$dir/isupgw.yaml"
+	mkfs.ext4 -q -F -L isupgw-gw -d "$dir" "$img.tmp" 64M
+	mv "$img.tmp" "$img"
+	echo "$key" >"$CACHE/isupgw.key"
+	rm -rf "$dir"
+	log "gateway: isupgw disk built (${key%% cfg*})"
+}
+
+# Gateway C's configuration: the ASP of as-c over kernel SCTP, from a fixed
+# SCTP port (osmo-stp matches its ASPs by it), with circuits to gateway A.
+write_gateway_config() {
+	cat <<EOF
+point_code: $PC_C
+m3ua:
+  role: asp
+  transport: kernel
+  local: $GUEST_IP:$ASP_C_PORT
+  peers:
+    - {name: stp, connect: "$GUEST_IP:$M3UA_PORT", routing_contexts: [$RC_C], traffic_mode: override, point_codes: [$PC_A]}
+circuit_groups:
+  - {name: a, point_code: $PC_A, cics: ["$GW_CICS"]}
+reset_on_resume: true
+host_api: {tcp: "$GUEST_IP:$GW_API_PORT", token: $GW_TOKEN}
+metrics: "$GUEST_IP:$GW_METRICS_PORT"
+log: {level: info, format: json}
+EOF
 }
 
 # Modules the guest loads before it mounts its root, in dependency order.
@@ -269,6 +343,8 @@ mount -t ext4 -o ro /dev/vda /newroot || { echo "lab-init: cannot mount root"; e
 mount -t tmpfs -o mode=0755 tmpfs /newroot/run
 mount -t tmpfs tmpfs /newroot/tmp
 cp /lab/run /lab/osmo-stp.cfg /newroot/run/
+mkdir /newroot/run/gw
+mount -t ext4 -o ro /dev/vdb /newroot/run/gw || echo "lab-init: no gateway disk"
 echo "lab-init: uptime \$(cat /proc/uptime); \$(dmesg | grep -i crng)"
 umount /proc /sys
 mount --move /dev /newroot/dev
@@ -276,16 +352,29 @@ exec switch_root /newroot /bin/sh /run/run
 EOF
 }
 
-# PID 1 in the guest's root: osmo-stp, and power off if it ends.
+# PID 1 in the guest's root: osmo-stp, then gateway C once osmo-stp listens
+# (its SCTP endpoint shows in /proc/net/sctp/eps), and power off if
+# osmo-stp ends. Gateway C logs to the console with the prefix "gw-c: ".
 write_guest_run() {
-	cat <<'EOF'
+	cat <<EOF
 #!/bin/sh
 mount -t proc proc /proc
 mount -t sysfs sys /sys
-echo "lab-run: starting osmo-stp at uptime $(cat /proc/uptime)"
+echo "lab-run: starting osmo-stp at uptime \$(cat /proc/uptime)"
 cd /run
-/usr/bin/osmo-stp -c /run/osmo-stp.cfg
-echo "lab-run: osmo-stp exited with status $?"
+/usr/bin/osmo-stp -c /run/osmo-stp.cfg &
+stp=\$!
+if [ -x /run/gw/isupgw ]; then
+	i=0
+	while ! awk '\$6 == $M3UA_PORT { found = 1 } END { exit !found }' /proc/net/sctp/eps && [ \$i -lt 600 ]; do
+		sleep 0.1
+		i=\$((i + 1))
+	done
+	echo "lab-run: starting isupgw (gateway C) at uptime \$(cat /proc/uptime)"
+	(/run/gw/isupgw run --config /run/gw/isupgw.yaml 2>&1; echo "isupgw exited with status \$?") | sed -u 's/^/gw-c: /' &
+fi
+wait \$stp
+echo "lab-run: osmo-stp exited with status \$?"
 echo o > /proc/sysrq-trigger
 EOF
 }
@@ -321,6 +410,11 @@ cs7 instance 0
   local-ip $GUEST_IP
   role sg
   sctp-role server
+ asp asp-c $ASP_C_PORT $M3UA_PORT m3ua
+  remote-ip $GUEST_IP
+  local-ip $GUEST_IP
+  role sg
+  sctp-role server
  as as-a m3ua
   asp asp-a
   routing-key $RC_A $PC_A
@@ -329,9 +423,14 @@ cs7 instance 0
   asp asp-b
   routing-key $RC_B $PC_B
   traffic-mode override
+ as as-c m3ua
+  asp asp-c
+  routing-key $RC_C $PC_C
+  traffic-mode override
  route-table system
   update route $PC_A 16777215 linkset as-a
   update route $PC_B 16777215 linkset as-b
+  update route $PC_C 16777215 linkset as-c
  listen m3ua $M3UA_PORT
   local-ip $GUEST_IP
 EOF
@@ -347,6 +446,7 @@ cmd_build() {
 	t=$(now); build_kernel; phase "kernel" "$t"
 	t=$(now); build_rootfs; phase "rootfs" "$t"
 	t=$(now); build_initramfs; phase "initramfs" "$t"
+	t=$(now); build_gateway; phase "gateway C (isupgw)" "$t"
 	phase "build total" "$t0"
 }
 
@@ -362,7 +462,7 @@ vty_probe() {
 
 cmd_up() {
 	need_root
-	[[ -f $CACHE/initramfs.img && -f $CACHE/rootfs.img && -f $CACHE/kernel/vmlinuz ]] ||
+	[[ -f $CACHE/initramfs.img && -f $CACHE/rootfs.img && -f $CACHE/kernel/vmlinuz && -f $CACHE/isupgw.img ]] ||
 		die "no guest in $CACHE: run '$SELF build' first"
 	command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run '$SELF build' first"
 	cmd_down quiet
@@ -385,6 +485,7 @@ cmd_up() {
 		-kernel "$CACHE/kernel/vmlinuz" -initrd "$CACHE/initramfs.img" \
 		-append "console=ttyS0 panic=-1 loglevel=5 printk.time=1" \
 		-drive "file=$CACHE/rootfs.img,if=virtio,format=raw,snapshot=on" \
+		-drive "file=$CACHE/isupgw.img,if=virtio,format=raw,readonly=on" \
 		-netdev "tap,id=n0,ifname=$TAP,script=no,downscript=no" \
 		-device virtio-net-pci,netdev=n0,romfile= \
 		-pidfile "$RUN/qemu.pid" \
@@ -404,7 +505,11 @@ cmd_up() {
 		fi
 		if [[ -n $booted ]] && vty_probe; then
 			phase "osmo-stp ready" "$t0"
-			forward_vty
+			forward vty "$HOST_VTY" "$VTY_PORT"
+			forward gw-api "$HOST_GW_API" "$GW_API_PORT"
+			forward gw-metrics "$HOST_GW_METRICS" "$GW_METRICS_PORT"
+			log "VTY: telnet ${HOST_VTY/:/ } (host) or $GUEST_IP $VTY_PORT (in netns $NS)"
+			log "gateway C: host API $HOST_GW_API, status http://$HOST_GW_METRICS/status (host) or $GUEST_IP (in netns $NS)"
 			trap - EXIT
 			return 0
 		fi
@@ -414,14 +519,14 @@ cmd_up() {
 	die "osmo-stp did not answer on its VTY within ${BOOT_TIMEOUT}s (console: $RUN/console.log)"
 }
 
-# The VTY on the host's loopback: each connection enters the namespace.
-forward_vty() {
-	local addr=${HOST_VTY%:*} port=${HOST_VTY##*:}
+# forward NAME HOSTADDR GUESTPORT: a guest TCP port on the host's loopback
+# (for people); each connection enters the namespace.
+forward() {
+	local name=$1 addr=${2%:*} port=${2##*:} guest_port=$3
 	socat "TCP-LISTEN:$port,bind=$addr,reuseaddr,fork" \
-		"EXEC:ip netns exec $NS socat STDIO TCP\\:$GUEST_IP\\:$VTY_PORT" \
-		</dev/null >"$RUN/vty-forward.log" 2>&1 &
-	echo $! >"$RUN/vty-forward.pid"
-	log "VTY: telnet $addr $port (host) or $GUEST_IP $VTY_PORT (in netns $NS)"
+		"EXEC:ip netns exec $NS socat STDIO TCP\\:$GUEST_IP\\:$guest_port" \
+		</dev/null >"$RUN/$name-forward.log" 2>&1 &
+	echo $! >"$RUN/$name-forward.pid"
 }
 
 kill_pidfile() {
@@ -441,7 +546,10 @@ kill_pidfile() {
 
 cmd_down() {
 	[[ $(id -u) -eq 0 ]] || skip "needs root"
-	kill_pidfile "$RUN/vty-forward.pid"
+	local f
+	for f in vty gw-api gw-metrics; do
+		kill_pidfile "$RUN/$f-forward.pid"
+	done
 	kill_pidfile "$RUN/qemu.pid"
 	kill_pidfile "$RUN/qemu.launcher.pid"
 	if ip netns list 2>/dev/null | grep -qw "^$NS"; then
@@ -474,6 +582,11 @@ cmd_status() {
 	echo "cache: $CACHE ($(cat "$CACHE/kernel/ready" 2>/dev/null || echo no kernel); $(cat "$CACHE/rootfs.ready" 2>/dev/null || echo no rootfs))"
 	if ((up)); then
 		vty_cmd "show cs7 instance 0 asp" "show cs7 instance 0 as all"
+		echo "gateway C /status:"
+		# shellcheck disable=SC2016 # expanded by the inner shell
+		in_ns timeout 5 bash -c 'exec 3<>"/dev/tcp/$1/$2" && printf "GET /status HTTP/1.0\r\n\r\n" >&3 && cat <&3' _ "$GUEST_IP" "$GW_METRICS_PORT" |
+			sed '1,/^\r\{0,1\}$/d' || echo "(no answer)"
+		echo
 	fi
 	((up))
 }
@@ -488,11 +601,18 @@ LAB_UDP_ENCAP_PORT=$UDP_ENCAP_PORT
 LAB_VTY_PORT=$VTY_PORT
 LAB_ASP_A_PORT=$ASP_A_PORT
 LAB_ASP_B_PORT=$ASP_B_PORT
+LAB_ASP_C_PORT=$ASP_C_PORT
 LAB_PC_A=$PC_A
 LAB_PC_B=$PC_B
+LAB_PC_C=$PC_C
 LAB_PC_STP=$PC_STP
 LAB_RC_A=$RC_A
 LAB_RC_B=$RC_B
+LAB_RC_C=$RC_C
+LAB_GW_API_PORT=$GW_API_PORT
+LAB_GW_METRICS_PORT=$GW_METRICS_PORT
+LAB_GW_TOKEN=$GW_TOKEN
+LAB_GW_CICS=$GW_CICS
 LAB_RUN=$RUN
 LAB_CACHE=$CACHE
 EOF

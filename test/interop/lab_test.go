@@ -8,6 +8,10 @@
 // CI), and only as root on a host with apt; otherwise they skip at once
 // with the reason.
 //
+// Gateways A and B run in the test process (internal/app.Run, the code of
+// `isupgw run`); gateway C is the isupgw binary inside the guest, over
+// kernel SCTP. Full calls go between them through osmo-stp.
+//
 // TestMain builds and boots the lab once, then re-runs this test binary
 // inside the namespace (ip netns exec), where the tests themselves run,
 // and takes the lab down at the end.
@@ -64,7 +68,15 @@ type Lab struct {
 	VTYPort      uint16
 	STPPC        uint32
 	A, B         Side
-	Run          string // lab.sh's run folder (console log)
+	// C is gateway C, the isupgw binary inside the guest (kernel SCTP from
+	// the guest's own address); lab.sh starts it once osmo-stp listens.
+	C Side
+	// GWAPI and GWMetrics are gateway C's host API and metrics (/status)
+	// addresses, on the guest's address; GWToken is its host API token.
+	GWAPI, GWMetrics netip.AddrPort
+	GWToken          string
+	GWCICs           string // the circuits between each pair of gateways, e.g. "1-32"
+	Run              string // lab.sh's run folder (console log)
 }
 
 // STPRaw is osmo-stp's M3UA address for the raw and kernel transports.
@@ -125,8 +137,13 @@ func loadLab() (*Lab, error) {
 			LocalPort: uint16(num("LAB_ASP_A_PORT", 16))},
 		B: Side{Name: "asp-b", AS: "as-b", PC: uint32(num("LAB_PC_B", 24)), RC: uint32(num("LAB_RC_B", 32)),
 			LocalPort: uint16(num("LAB_ASP_B_PORT", 16))},
+		C: Side{Name: "asp-c", AS: "as-c", PC: uint32(num("LAB_PC_C", 24)), RC: uint32(num("LAB_RC_C", 32)),
+			LocalPort: uint16(num("LAB_ASP_C_PORT", 16))},
+		GWToken: v["LAB_GW_TOKEN"], GWCICs: v["LAB_GW_CICS"],
 		Run: v["LAB_RUN"],
 	}
+	l.GWAPI = netip.AddrPortFrom(l.GuestIP, uint16(num("LAB_GW_API_PORT", 16)))
+	l.GWMetrics = netip.AddrPortFrom(l.GuestIP, uint16(num("LAB_GW_METRICS_PORT", 16)))
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
