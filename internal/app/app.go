@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"reflect"
 	"syscall"
@@ -167,7 +168,7 @@ func Run(ctx context.Context, o Options) error {
 		_ = gw.Wait()
 		return fmt.Errorf("metrics: %w", err)
 	}
-	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
+	hs := &http.Server{Handler: withProfiles(handler, ln.Addr()), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	run := &Running{Gateway: gw, Host: srv, MetricsAddr: ln.Addr(), Config: cfg, Log: log}
 	log.Info().Str("config", cfg.Source).Uint32("point_code", uint32(cfg.Gateway.Stack.OPC)).
@@ -193,6 +194,24 @@ func Run(ctx context.Context, o Options) error {
 		return gwErr
 	}
 	return nil
+}
+
+// withProfiles adds Go's profiles (net/http/pprof under /debug/pprof/) to the
+// metrics server when it listens on loopback only: a CPU profile of a running
+// gateway is then one `go tool pprof http://127.0.0.1:9700/debug/pprof/profile`
+// away, and nothing beyond the machine can ask for one.
+func withProfiles(h http.Handler, addr net.Addr) http.Handler {
+	if ta, ok := addr.(*net.TCPAddr); !ok || !ta.IP.IsLoopback() {
+		return h
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("/", h)
+	return mux
 }
 
 // loop waits for signals; it returns when the gateway should stop.
