@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -61,10 +62,22 @@ a random digit (--called 4930XXXXXX).`,
 			&cli.BoolFlag{Name: "answer", Usage: "answering side: take incoming calls, alert and answer them"},
 			&cli.DurationFlag{Name: "delay", Usage: "--answer: wait this long before alerting and answering"},
 			&cli.BoolFlag{Name: "no-alert", Usage: "--answer: answer without an ACM first"},
+			&cli.StringFlag{Name: "cpuprofile", Usage: "write the generator's own CPU profile here"},
 		},
 		Action: func(c *cli.Context) error {
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if p := c.String("cpuprofile"); p != "" {
+				f, err := os.Create(p)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
 			network, addr := "tcp", c.String("addr")
 			if strings.Contains(addr, "/") {
 				network = "unix"
@@ -96,6 +109,7 @@ a random digit (--called 4930XXXXXX).`,
 				return err
 			}
 			if !fin.KeptUp {
+				pprof.StopCPUProfile()
 				return cli.Exit("", 2)
 			}
 			return nil
