@@ -3,6 +3,7 @@ package mtp
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,10 +32,13 @@ var (
 	ErrUnavailable = errors.New("mtp: destination unavailable (no active association reaches it)")
 )
 
-// DefaultRerouteDelay is how long an SLS must be idle before it moves back
-// to a link that became available again. Messages already sent on the
-// current link arrive first, so per-SLS order holds (as controlled
-// rerouting does in Q.704 §8).
+// DefaultRerouteDelay is how long an SLS must be idle before it moves to
+// another link. On failback (a preferred link returns) the SLS simply stays
+// where it is until then (controlled rerouting, Q.704 §8). On failover (its
+// link went down) new messages are held for the rest of the delay and then
+// sent, in order, on the new link (time-controlled changeover, Q.704 §5.6):
+// what the peer already received on the old association is delivered
+// first, so per-SLS order holds.
 const DefaultRerouteDelay = time.Second
 
 // Table maps a DPC to a route. Safe for concurrent use.
@@ -43,7 +47,11 @@ type Table struct {
 	routes  map[PointCode]*route
 	def     *route
 	now     func() time.Time
+	after   func(time.Duration, func())
 	reroute time.Duration
+	// Held counts messages held during a changeover; Dropped those that
+	// found no link when the changeover ended.
+	Held, Dropped atomic.Uint64
 	// prohibited[link][pc] is set by DUNA and cleared by DAVA.
 	prohibited map[string]map[PointCode]uint8
 }
@@ -57,9 +65,15 @@ func WithRerouteDelay(d time.Duration) TableOption { return func(t *Table) { t.r
 // WithNow replaces the clock (tests).
 func WithNow(now func() time.Time) TableOption { return func(t *Table) { t.now = now } }
 
+// WithAfterFunc replaces time.AfterFunc for the changeover timer (tests).
+func WithAfterFunc(after func(time.Duration, func())) TableOption {
+	return func(t *Table) { t.after = after }
+}
+
 // NewTable returns an empty routing table.
 func NewTable(opts ...TableOption) *Table {
 	t := &Table{routes: map[PointCode]*route{}, now: time.Now, reroute: DefaultRerouteDelay,
+		after:      func(d time.Duration, f func()) { time.AfterFunc(d, f) },
 		prohibited: map[string]map[PointCode]uint8{}}
 	for _, o := range opts {
 		o(t)
@@ -75,8 +89,10 @@ type route struct {
 }
 
 type slsState struct {
-	link Link
-	last time.Time
+	link    Link
+	last    time.Time
+	holding bool       // changeover in progress
+	held    []*Message // copies, sent in order when the changeover ends
 }
 
 // Add sets the route to dpc. Links are in preference order for Override.
@@ -142,66 +158,129 @@ func (t *Table) reachable(l Link, dpc PointCode) bool {
 // Select returns the link for a message to dpc with the given SLS and
 // remembers the choice, so the SLS stays on it while it is available.
 func (t *Table) Select(dpc PointCode, sls uint8) (Link, error) {
+	var buf [8]Link
+	r, avail, err := t.lookup(dpc, buf[:0])
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return t.chooseLocked(r, avail, sls, t.now()), nil
+}
+
+// lookup finds the route and appends its usable links to avail (a buffer
+// on the caller's stack: no allocation per message).
+func (t *Table) lookup(dpc PointCode, avail []Link) (*route, []Link, error) {
 	t.mu.RLock()
+	defer t.mu.RUnlock()
 	r := t.routes[dpc]
 	if r == nil {
 		r = t.def
 	}
 	if r == nil {
-		t.mu.RUnlock()
-		return nil, ErrNoRoute
+		return nil, nil, ErrNoRoute
 	}
-	var buf [8]Link
-	avail := buf[:0]
 	for _, l := range r.links {
 		if l.Available() && t.reachable(l, dpc) {
 			avail = append(avail, l)
 		}
 	}
-	t.mu.RUnlock()
 	if len(avail) == 0 {
-		return nil, ErrUnavailable
+		return nil, nil, ErrUnavailable
 	}
+	return r, avail, nil
+}
+
+func contains(ls []Link, l Link) bool {
+	for _, x := range ls {
+		if x == l {
+			return true
+		}
+	}
+	return false
+}
+
+// chooseLocked applies the SLS rules; r.mu is held.
+func (t *Table) chooseLocked(r *route, avail []Link, sls uint8, now time.Time) Link {
 	preferred := avail[0]
 	if r.mode == Loadshare {
 		preferred = avail[int(sls)%len(avail)]
 	}
-	now := t.now()
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	st := &r.sls[sls]
-	cur := st.link
-	keep := false
-	if cur != nil && cur != preferred && now.Sub(st.last) < t.reroute {
-		for _, l := range avail {
-			if l == cur {
-				keep = true // still up: stay until the SLS has been idle
-				break
-			}
-		}
-	}
-	if !keep {
+	if st.link == nil || st.link == preferred || now.Sub(st.last) >= t.reroute || !contains(avail, st.link) {
 		st.link = preferred
 	}
 	st.last = now
-	return st.link, nil
+	return st.link
 }
 
-// Transfer routes m and sends it.
-// If the chosen link went down between choice and send (failover in
-// progress), it chooses again, a bounded number of times.
+// Transfer routes m and sends it. If its SLS's link has just failed, m is
+// held (copied) and sent when the changeover ends; Transfer then returns
+// nil. If the chosen link went down between choice and send, it chooses
+// again, a bounded number of times.
 func (t *Table) Transfer(m *Message) error {
 	var err error
+	var buf [8]Link
 	for range 3 {
-		var l Link
-		if l, err = t.Select(m.DPC, m.SLS); err != nil {
+		var r *route
+		var avail []Link
+		if r, avail, err = t.lookup(m.DPC, buf[:0]); err != nil {
 			return err
 		}
+		now := t.now()
+		r.mu.Lock()
+		st := &r.sls[m.SLS]
+		if st.holding || (st.link != nil && !contains(avail, st.link) && now.Sub(st.last) < t.reroute) {
+			if !st.holding {
+				st.holding = true
+				t.after(t.reroute-now.Sub(st.last), func() { t.endChangeover(m.DPC, r, m.SLS) })
+			}
+			c := *m
+			c.Payload = append([]byte(nil), m.Payload...)
+			st.held = append(st.held, &c)
+			r.mu.Unlock()
+			t.Held.Add(1)
+			return nil
+		}
+		l := t.chooseLocked(r, avail, m.SLS, now)
+		r.mu.Unlock()
 		if err = l.Send(m); err == nil || l.Available() {
 			return err
 		}
 	}
 	return err
+}
+
+// endChangeover sends the held messages of one SLS in order on its new
+// link. Transfers arriving meanwhile queue behind them.
+func (t *Table) endChangeover(dpc PointCode, r *route, sls uint8) {
+	for {
+		r.mu.Lock()
+		st := &r.sls[sls]
+		batch := st.held
+		st.held = nil
+		if len(batch) == 0 {
+			st.holding = false
+			r.mu.Unlock()
+			return
+		}
+		st.link = nil // choose afresh among the links up now
+		r.mu.Unlock()
+		var buf [8]Link
+		for _, m := range batch {
+			_, avail, err := t.lookup(dpc, buf[:0])
+			if err != nil {
+				t.Dropped.Add(1)
+				continue
+			}
+			r.mu.Lock()
+			l := t.chooseLocked(r, avail, sls, t.now())
+			r.mu.Unlock()
+			if l.Send(m) != nil {
+				t.Dropped.Add(1)
+			}
+		}
+	}
 }
 
 // StreamForSLS maps an SLS onto streams 1..n-1; stream 0 is for management

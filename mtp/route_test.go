@@ -10,11 +10,16 @@ type testLink struct {
 	name string
 	up   bool
 	sent []uint8
+	tags []byte // first payload octet of each message sent
 }
 
-func (l *testLink) Name() string          { return l.name }
-func (l *testLink) Available() bool       { return l.up }
-func (l *testLink) Send(m *Message) error { l.sent = append(l.sent, m.SLS); return nil }
+func (l *testLink) Name() string    { return l.name }
+func (l *testLink) Available() bool { return l.up }
+func (l *testLink) Send(m *Message) error {
+	l.sent = append(l.sent, m.SLS)
+	l.tags = append(l.tags, m.Payload...)
+	return nil
+}
 
 type manualNow struct{ t time.Time }
 
@@ -99,5 +104,46 @@ func TestStreamForSLSNeverZero(t *testing.T) {
 				t.Fatalf("n=%d sls=%d -> %d", n, sls, s)
 			}
 		}
+	}
+}
+
+// TestChangeoverHoldsThenSendsInOrder: when an SLS's link fails, messages
+// for it are held until the changeover delay since its last send has
+// passed, then go out in order on the new link, with later ones queued
+// behind; SLSs idle long enough move at once.
+func TestChangeoverHoldsThenSendsInOrder(t *testing.T) {
+	a, b := &testLink{name: "a", up: true}, &testLink{name: "b", up: true}
+	clk := &manualNow{t: time.Unix(0, 0)}
+	var pending func()
+	var wait time.Duration
+	tab := NewTable(WithNow(clk.now), WithRerouteDelay(time.Second),
+		WithAfterFunc(func(d time.Duration, f func()) { wait, pending = d, f }))
+	tab.Add(7, Loadshare, a, b)
+	send := func(sls uint8, tag byte) {
+		t.Helper()
+		if err := tab.Transfer(&Message{Label: Label{DPC: 7, SLS: sls}, Payload: []byte{tag}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(0, 1) // SLS 0 -> a
+	send(2, 1) // SLS 2 -> a, then idle
+	clk.t = clk.t.Add(1500 * time.Millisecond)
+	send(0, 2)
+	a.up = false
+	clk.t = clk.t.Add(300 * time.Millisecond)
+	send(0, 3)
+	send(0, 4)
+	if len(b.sent) != 0 || tab.Held.Load() != 2 || pending == nil || wait != 700*time.Millisecond {
+		t.Fatalf("not held: b=%v held=%d wait=%v", b.sent, tab.Held.Load(), wait)
+	}
+	send(2, 9) // idle for 1.8 s: moves to b at once
+	if len(b.sent) != 1 {
+		t.Fatalf("idle SLS held: %v", b.sent)
+	}
+	clk.t = clk.t.Add(wait)
+	pending()
+	send(0, 5)
+	if string(b.tags) != string([]byte{9, 3, 4, 5}) || tab.Dropped.Load() != 0 {
+		t.Fatalf("after changeover b got tags %v, dropped %d", b.tags, tab.Dropped.Load())
 	}
 }

@@ -71,7 +71,8 @@ func New(cfg Config, opts ...Option) (*Endpoint, error) {
 		e.cfg.RouteMode = mtp.Loadshare
 	}
 	now := e.clock.Now
-	e.table = mtp.NewTable(mtp.WithRerouteDelay(e.reroute), mtp.WithNow(now))
+	e.table = mtp.NewTable(mtp.WithRerouteDelay(e.reroute), mtp.WithNow(now),
+		mtp.WithAfterFunc(func(d time.Duration, f func()) { e.clock.AfterFunc(d, f) }))
 	e.ind = make(chan mtp.Message, e.indQueue)
 	e.ev = make(chan mtp.Event, e.evQueue)
 	byDPC := map[mtp.PointCode][]mtp.Link{}

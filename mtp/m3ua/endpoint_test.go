@@ -123,6 +123,8 @@ func TestReconnectAfterSocketKilled(t *testing.T) {
 // TestLoadshareFailoverKeepsSLSOrder: an ASP reaches DPC 1 over two
 // associations in loadshare. Half way through, one is aborted; every SLS
 // keeps strictly increasing sequence numbers and its last message arrives.
+// (Messages the ASP had not yet sent on the aborted association are lost;
+// the changeover hold keeps the SG from seeing new ones before the old.)
 func TestLoadshareFailoverKeepsSLSOrder(t *testing.T) {
 	sg := start(t, Config{Role: RoleSG, Transport: transport.KindUDP, Listen: netip.AddrPortFrom(lo, 0),
 		Peers: []Peer{
@@ -141,6 +143,9 @@ func TestLoadshareFailoverKeepsSLSOrder(t *testing.T) {
 	collectSeq(t, sg, 2, 1, sls, n, true)
 	if asp.Peer("sg-a").Available() || !asp.Peer("sg-b").Available() {
 		t.Fatal("wrong availability after failover")
+	}
+	if asp.Table().Held.Load() == 0 {
+		t.Fatal("no message was held for the changeover")
 	}
 }
 
