@@ -252,7 +252,7 @@ build_gateway() {
 			die "go build ./cmd/isupgw for the guest failed"
 	fi
 	write_gateway_config >"$dir/isupgw.yaml"
-	mkfs.ext4 -q -F -L isupgw-gw -d "$dir" "$img.tmp" 64M
+	mkfs.ext4 -q -F -L isupgw-gw -d "$dir" "$img.tmp" 64M >/dev/null
 	mv "$img.tmp" "$img"
 	echo "$key" >"$CACHE/isupgw.key"
 	rm -rf "$dir"
