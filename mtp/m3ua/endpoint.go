@@ -196,6 +196,9 @@ func (e *Endpoint) Notify(peer string, ev mtp.Event) error {
 // ASP goes ASP Inactive and ASP Down, then SCTP SHUTDOWN. ctx bounds it.
 func (e *Endpoint) Close(ctx context.Context) error {
 	e.cancel() // no new sessions: the accept and dial loops stop
+	if e.ln != nil {
+		_ = e.ln.Close() // accepted associations keep its socket until they end
+	}
 	e.mu.Lock()
 	all := make([]*session, 0, len(e.sessions))
 	for s := range e.sessions {
@@ -208,11 +211,14 @@ func (e *Endpoint) Close(ctx context.Context) error {
 		go func() { defer wg.Done(); s.stop(ctx) }()
 	}
 	wg.Wait()
-	if e.ln != nil {
-		_ = e.ln.Close() // after the sessions: they share its socket
-	}
 	done := make(chan struct{})
-	go func() { e.wg.Wait(); close(done) }()
+	go func() {
+		e.wg.Wait()
+		if e.ln != nil {
+			<-e.ln.Released() // the address is free for a restart
+		}
+		close(done)
+	}()
 	select {
 	case <-done:
 		return nil

@@ -47,7 +47,11 @@ type Server interface {
 type Listener interface {
 	Accept(ctx context.Context) (Conn, error)
 	Addr() netip.AddrPort
+	// Close stops accepting; accepted associations keep working.
 	Close() error
+	// Released is closed once the listening address is free again, which
+	// for udp is after the last accepted association has ended.
+	Released() <-chan struct{}
 }
 
 // Errors.

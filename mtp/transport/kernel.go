@@ -103,6 +103,11 @@ func (l *kernelListener) Accept(ctx context.Context) (Conn, error) {
 func (l *kernelListener) Addr() netip.AddrPort { return addrPortOf(l.ln.Addr()) }
 func (l *kernelListener) Close() error         { return l.ln.Close() }
 
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Released: a kernel listener frees its address at Close.
+func (l *kernelListener) Released() <-chan struct{} { return closedChan }
+
 // kernelConn is a Conn on a kernel SCTP socket (one-to-one style).
 type kernelConn struct {
 	c       *sctp.SCTPConn

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"net/netip"
+	"time"
 
 	"github.com/pion/logging"
 )
@@ -107,3 +108,7 @@ func (nopLogger) Errorf(string, ...any) {}
 // small bundled packets; a smaller queue dropped packets under load and
 // left recovery to 1 s retransmission timeouts.
 const peerQueue = 16384
+
+// handshakeTimeout bounds an accepted association's handshake, so INITs
+// that are never followed by COOKIE ECHO do not hold queues forever.
+const handshakeTimeout = 10 * time.Second

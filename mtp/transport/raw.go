@@ -277,7 +277,7 @@ func listenRaw(local netip.AddrPort, o *options) (Listener, error) {
 func (l *rawListener) handshake(p *rawPath) {
 	wire := newPionWire(p, l.addr, netip.AddrPortFrom(p.key.remote, p.key.remotePort),
 		l.addr.Port(), p.key.remotePort, l.o.streams)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
 	go func() {
 		select {
 		case <-l.done:
@@ -290,8 +290,14 @@ func (l *rawListener) handshake(p *rawPath) {
 		return
 	}
 	select {
-	case l.accepts <- c:
 	case <-l.done:
+		_ = c.Close()
+		return
+	default:
+	}
+	select {
+	case l.accepts <- c:
+	default:
 		_ = c.Close()
 	}
 }
@@ -309,9 +315,15 @@ func (l *rawListener) Accept(ctx context.Context) (Conn, error) {
 
 func (l *rawListener) Addr() netip.AddrPort { return l.addr }
 
+// Released: the port reservation ends with Close.
+func (l *rawListener) Released() <-chan struct{} { return l.done }
+
 func (l *rawListener) Close() error {
 	l.once.Do(func() {
 		close(l.done)
+		for len(l.accepts) > 0 {
+			_ = (<-l.accepts).Close()
+		}
 		l.m.mu.Lock()
 		delete(l.m.listeners, l.addr.Port())
 		delete(l.m.owned, l.addr.Port())

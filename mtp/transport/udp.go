@@ -59,8 +59,12 @@ type udpListener struct {
 	peers   map[netip.AddrPort]*udpPeerPath
 	closed  bool
 	accepts chan Conn
-	done    chan struct{}
-	once    sync.Once
+	// released is closed once the socket is closed (after the listener and
+	// its last association).
+	released  chan struct{}
+	closeSock sync.Once
+	done      chan struct{}
+	once      sync.Once
 }
 
 func listenUDP(local netip.AddrPort, o *options) (Listener, error) {
@@ -72,9 +76,10 @@ func listenUDP(local netip.AddrPort, o *options) (Listener, error) {
 	addr := uc.LocalAddr().(*net.UDPAddr).AddrPort()
 	l := &udpListener{
 		uc: uc, o: o, addr: addr, sctpPort: pick(o.sctpLocalPort, addr.Port()),
-		peers:   map[netip.AddrPort]*udpPeerPath{},
-		accepts: make(chan Conn, 16),
-		done:    make(chan struct{}),
+		peers:    map[netip.AddrPort]*udpPeerPath{},
+		accepts:  make(chan Conn, 16),
+		released: make(chan struct{}),
+		done:     make(chan struct{}),
 	}
 	go l.readLoop()
 	return l, nil
@@ -93,20 +98,39 @@ func (l *udpListener) Accept(ctx context.Context) (Conn, error) {
 	}
 }
 
-// Close stops accepting. The socket stays open for associations already
-// accepted, so they can still finish gracefully; it closes with the last.
+// Close stops accepting: new INITs are dropped and associations not yet
+// taken by Accept are aborted. The socket stays open for associations
+// already accepted, so they can still end gracefully; it closes with the
+// last of them, and Released reports when.
 func (l *udpListener) Close() error {
+	var unaccepted []Conn
 	l.once.Do(func() {
 		l.mu.Lock()
 		l.closed = true
+		for len(l.accepts) > 0 {
+			unaccepted = append(unaccepted, <-l.accepts)
+		}
 		idle := len(l.peers) == 0
 		l.mu.Unlock()
 		close(l.done)
 		if idle {
-			_ = l.uc.Close()
+			l.releaseSocket()
 		}
 	})
+	for _, c := range unaccepted {
+		_ = c.Close()
+	}
 	return nil
+}
+
+// Released is closed when the listener's socket has been closed.
+func (l *udpListener) Released() <-chan struct{} { return l.released }
+
+func (l *udpListener) releaseSocket() {
+	l.closeSock.Do(func() {
+		_ = l.uc.Close()
+		close(l.released)
+	})
 }
 
 func (l *udpListener) readLoop() {
@@ -158,7 +182,7 @@ func (l *udpListener) dispatch(pkt []byte, from netip.AddrPort) {
 func (l *udpListener) handshake(p *udpPeerPath, peerSCTPPort uint16) {
 	wire := newPionWire(p, netip.AddrPortFrom(l.addr.Addr(), l.sctpPort),
 		netip.AddrPortFrom(p.from.Addr(), peerSCTPPort), l.sctpPort, peerSCTPPort, l.o.streams)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
 	go func() {
 		select {
 		case <-l.done:
@@ -168,12 +192,21 @@ func (l *udpListener) handshake(p *udpPeerPath, peerSCTPPort uint16) {
 	}()
 	c, err := newPionConn(ctx, KindUDP, wire, false, l.o)
 	if err != nil {
-		p.shut()
+		_ = p.close()
 		return
 	}
-	select {
-	case l.accepts <- c:
-	case <-l.done:
+	// Under l.mu so Close either sees c in the queue or we see closed.
+	l.mu.Lock()
+	queued := false
+	if !l.closed {
+		select {
+		case l.accepts <- c:
+			queued = true
+		default: // nobody accepting fast enough
+		}
+	}
+	l.mu.Unlock()
+	if !queued {
 		_ = c.Close()
 	}
 }
@@ -186,7 +219,7 @@ func (l *udpListener) forget(p *udpPeerPath) {
 	last := l.closed && len(l.peers) == 0
 	l.mu.Unlock()
 	if last {
-		_ = l.uc.Close()
+		l.releaseSocket()
 	}
 }
 
