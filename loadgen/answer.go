@@ -3,17 +3,13 @@ package loadgen
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/isupgw/isupgw/host/client"
 )
 
 // AnswerOptions configure the answering side: hosts that subscribe to
@@ -28,12 +24,10 @@ type AnswerOptions struct {
 	// NoAlert answers without an ACM first (CON in ITU).
 	NoAlert bool
 	// Duration ends the run (0: until ctx ends).
-	Duration       time.Duration
-	RequestTimeout time.Duration
-	Out            io.Writer
-	JSON, Quiet    bool
-	Now            func() time.Time
-	Dial           func(ctx context.Context, network, address string, cfg client.Config) (*client.Client, error)
+	Duration    time.Duration
+	Out         io.Writer
+	JSON, Quiet bool
+	Now         func() time.Time
 	// Ready, if set, is called once every connection said hello.
 	Ready func()
 }
@@ -60,61 +54,61 @@ func Answer(ctx context.Context, o AnswerOptions) error {
 	if o.Conns <= 0 {
 		o.Conns = 2
 	}
-	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = 30 * time.Second
-	}
 	if o.Out == nil {
 		o.Out = os.Stdout
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.Dial == nil {
-		o.Dial = client.Dial
-	}
 	if o.Duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.Duration)
 		defer cancel()
 	}
-	st := &answerStats{causes: map[string]uint64{}}
-	var conns []*client.Client
+	a := &answerer{o: o, st: &answerStats{causes: map[string]uint64{}}, wake: make(chan struct{}, 1)}
 	defer func() {
-		for _, c := range conns {
-			c.Close()
+		for _, c := range a.conns {
+			c.close()
 		}
 	}()
 	for i := range o.Conns {
-		c, err := o.Dial(ctx, o.Network, o.Address, client.Config{App: o.App, Token: o.Token, Incoming: true, EventBuffer: 1 << 16, NoFields: true})
+		var c *hconn
+		c, err := dialConn(ctx, o.Network, o.Address, o.Token, o.App, true,
+			func(p pend, r reply) { a.onReply(p, r) }, func(e event) { a.onEvent(c, e) })
 		if err != nil {
 			return fmt.Errorf("answer: connection %d to %s: %w", i+1, o.Address, err)
 		}
-		conns = append(conns, c)
+		a.conns = append(a.conns, c)
 	}
 	if o.Ready != nil {
 		o.Ready()
 	}
-	var wg sync.WaitGroup
-	lost := make(chan error, len(conns))
-	for _, c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := answerEvents(ctx, o, c, st); err != nil {
-				lost <- err
-			}
-		}()
+	dctx, stopDelay := context.WithCancel(context.Background())
+	defer stopDelay()
+	if o.Delay > 0 {
+		go a.delayer(dctx)
 	}
+	st := a.st
 	start := o.Now()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	lost := make(chan error, len(a.conns))
+	for _, c := range a.conns {
+		go func() {
+			<-c.done
+			lost <- c.err
+		}()
+	}
 	var err error
 loop:
 	for {
 		select {
 		case <-ctx.Done():
 			break loop
-		case err = <-lost:
+		case e := <-lost:
+			if ctx.Err() == nil {
+				err = fmt.Errorf("answer: connection lost: %v", e)
+			}
 			break loop
 		case <-tick.C:
 			if !o.Quiet {
@@ -122,22 +116,21 @@ loop:
 			}
 		}
 	}
-	for _, c := range conns {
-		c.Close()
-	}
-	wg.Wait()
 	st.mu.Lock()
 	if !o.JSON {
 		fmt.Fprintf(o.Out, "\nanswer side: incoming %d, answered %d, released %d, request errors %d\n", st.tIncoming, st.tAnswered, st.tReleased, st.tErr)
 	}
 	st.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return nil
-	}
-	return nil
+	return err
+}
+
+type answerer struct {
+	o     AnswerOptions
+	st    *answerStats
+	conns []*hconn
+	mu    sync.Mutex
+	queue []heldCall // incoming calls waiting out the delay, in order
+	wake  chan struct{}
 }
 
 func emitAnswer(o AnswerOptions, s AnswerSecond) {
@@ -165,54 +158,82 @@ func (st *answerStats) add(f func()) {
 	st.mu.Unlock()
 }
 
-// answerEvents takes one connection's calls; it returns an error when the
-// connection is lost while ctx is alive.
-func answerEvents(ctx context.Context, o AnswerOptions, c *client.Client, st *answerStats) error {
-	take := func(call uint64) {
-		rctx, cancel := context.WithTimeout(ctx, o.RequestTimeout)
-		defer cancel()
-		if !o.NoAlert {
-			if err := c.Alert(rctx, call); err != nil {
-				st.add(func() { st.errors++; st.tErr++ })
-				return
-			}
-		}
-		if err := c.Answer(rctx, call); err != nil {
-			st.add(func() { st.errors++; st.tErr++ })
-			return
-		}
+// take alerts (unless NoAlert) and answers a call, without waiting for the
+// acks: the gateway handles one connection's requests in order.
+func (a *answerer) take(call uint64, c *hconn) {
+	if !a.o.NoAlert {
+		c.send(pend{kind: reqAlert}, func(b []byte, seq uint64) []byte { return appendCallRequest(b, "alert", seq, call, 0) })
+	}
+	c.send(pend{kind: reqAnswer}, func(b []byte, seq uint64) []byte { return appendCallRequest(b, "answer", seq, call, 0) })
+}
+
+func (a *answerer) onReply(p pend, r reply) {
+	st := a.st
+	switch {
+	case !r.ok:
+		st.add(func() { st.errors++; st.tErr++ })
+	case p.kind == reqAnswer:
 		st.add(func() { st.answered++; st.tAnswered++ })
 	}
-	for {
-		var e client.Event
-		var ok bool
-		select {
-		case <-ctx.Done():
-			return nil
-		case e, ok = <-c.Events():
-			if !ok {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return fmt.Errorf("answer: connection lost: %v", c.Err())
+}
+
+func (a *answerer) onEvent(c *hconn, e event) {
+	st := a.st
+	switch e.typ {
+	case "incoming":
+		st.active.Add(1)
+		st.add(func() { st.incoming++; st.tIncoming++ })
+		if a.o.Delay <= 0 {
+			a.take(e.call, c)
+			return
+		}
+		a.mu.Lock()
+		a.queue = append(a.queue, heldCall{due: a.o.Now().Add(a.o.Delay), call: e.call, conn: c})
+		first := len(a.queue) == 1
+		a.mu.Unlock()
+		if first {
+			select {
+			case a.wake <- struct{}{}:
+			default:
 			}
 		}
-		switch ev := e.(type) {
-		case *client.Incoming:
-			st.active.Add(1)
-			st.add(func() { st.incoming++; st.tIncoming++ })
-			if o.Delay > 0 {
-				time.AfterFunc(o.Delay, func() { take(ev.Call) })
-			} else {
-				go take(ev.Call)
-			}
-		case *client.Released:
-			st.active.Add(-1)
-			st.add(func() {
-				st.released++
-				st.tReleased++
-				st.causes[strconv.Itoa(int(ev.Cause))]++
-			})
+	case "released":
+		st.active.Add(-1)
+		st.add(func() {
+			st.released++
+			st.tReleased++
+			st.causes[causeName(e.cause)]++
+		})
+	}
+}
+
+// delayer takes the delayed calls as they fall due.
+func (a *answerer) delayer(ctx context.Context) {
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		a.mu.Lock()
+		now := a.o.Now()
+		n := 0
+		for n < len(a.queue) && !a.queue[n].due.After(now) {
+			n++
+		}
+		due := append([]heldCall(nil), a.queue[:n]...)
+		a.queue = a.queue[n:]
+		wait := time.Hour
+		if len(a.queue) > 0 {
+			wait = a.queue[0].due.Sub(now)
+		}
+		a.mu.Unlock()
+		for _, h := range due {
+			a.take(h.call, h.conn)
+		}
+		t.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-a.wake:
 		}
 	}
 }

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/isupgw/isupgw/host/client"
 )
 
 // Options configure the calling side.
@@ -41,16 +39,12 @@ type Options struct {
 	Drain time.Duration
 	// LagLimit: a larger lag means the generator did not keep up (default 100 ms).
 	LagLimit time.Duration
-	// RequestTimeout bounds each request's wait for its ack (default 30 s).
-	RequestTimeout time.Duration
-	Out            io.Writer // reports (default os.Stdout)
-	JSON           bool      // JSON lines instead of text
-	Quiet          bool      // only the final report
+	Out      io.Writer // reports (default os.Stdout)
+	JSON     bool      // JSON lines instead of text
+	Quiet    bool      // only the final report
 	// Clock and tick (tests): default time.Now and 1 ms.
 	Now  func() time.Time
 	Tick time.Duration
-	// Dial replaces client.Dial (tests).
-	Dial func(ctx context.Context, network, address string, cfg client.Config) (*client.Client, error)
 }
 
 func (o *Options) defaults() error {
@@ -75,9 +69,6 @@ func (o *Options) defaults() error {
 	if o.LagLimit <= 0 {
 		o.LagLimit = 100 * time.Millisecond
 	}
-	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = 30 * time.Second
-	}
 	if o.Out == nil {
 		o.Out = os.Stdout
 	}
@@ -86,9 +77,6 @@ func (o *Options) defaults() error {
 	}
 	if o.Tick <= 0 {
 		o.Tick = time.Millisecond
-	}
-	if o.Dial == nil {
-		o.Dial = client.Dial
 	}
 	if len(o.Schedule) == 0 {
 		return errors.New("load: no schedule (give a rate or a ramp)")
@@ -107,11 +95,11 @@ func (o *Options) defaults() error {
 type call struct {
 	phase      int
 	sent       time.Time
-	conn       *client.Client
+	conn       *hconn
 	acked      bool
 	answeredAt time.Time
 	answered   bool
-	released   *client.Released
+	released   *event
 }
 
 // stats is the generator's shared state, under mu.
@@ -178,7 +166,7 @@ func (s *stats) failed(phase int) {
 
 // acked records an admitted call; it returns the call for the release
 // scheduling (mu held by the caller of the returned actions).
-func (s *stats) acked(h uint64, phase int, sent time.Time, conn *client.Client) (answer, release *call) {
+func (s *stats) acked(h uint64, phase int, sent time.Time, conn *hconn) (answer, release *call) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.calls[h]
@@ -225,7 +213,7 @@ func (s *stats) answeredLocked(c *call) {
 	})
 }
 
-func (s *stats) released(h uint64, r *client.Released) {
+func (s *stats) released(h uint64, r event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.calls[h]
@@ -233,7 +221,7 @@ func (s *stats) released(h uint64, r *client.Released) {
 		c = &call{}
 		s.calls[h] = c
 	}
-	c.released = r
+	c.released = &r
 	if c.acked {
 		s.releasedLocked(h, c)
 	}
@@ -242,12 +230,12 @@ func (s *stats) released(h uint64, r *client.Released) {
 func (s *stats) releasedLocked(h uint64, c *call) {
 	delete(s.calls, h)
 	r := c.released
-	ok := c.answered && !r.Remote && r.Cause == s.cause
+	ok := c.answered && !r.remote && r.cause == s.cause
 	s.each(c.phase, func(b *bucket) {
-		b.c.Causes[strconv.Itoa(int(r.Cause))]++
-		if r.ACL > 0 {
+		b.c.Causes[causeName(r.cause)]++
+		if r.acl > 0 {
 			b.c.ACL++
-			b.c.MaxACL = max(b.c.MaxACL, r.ACL)
+			b.c.MaxACL = max(b.c.MaxACL, r.acl)
 		}
 		if ok {
 			b.c.Completed++
@@ -273,6 +261,21 @@ func (s *stats) second(now time.Time, asked float64) Second {
 	return sec
 }
 
+var causeNames [128]string
+
+func init() {
+	for i := range causeNames {
+		causeNames[i] = strconv.Itoa(i)
+	}
+}
+
+func causeName(c uint8) string {
+	if int(c) < len(causeNames) {
+		return causeNames[c]
+	}
+	return strconv.Itoa(int(c))
+}
+
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Run places calls on the schedule until it ends (or ctx does), waits for the
@@ -281,30 +284,47 @@ func Run(ctx context.Context, o Options) (*Final, error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
-	conns := make([]*client.Client, 0, o.Conns)
+	g := &generator{o: o, st: newStats(o.Now, len(o.Schedule), o.ReleaseCause), holdWake: make(chan struct{}, 1)}
+	if len(o.Routes) > 0 {
+		for _, r := range o.Routes {
+			q, _ := json.Marshal(r)
+			g.routes = append(g.routes, q)
+		}
+	}
 	defer func() {
-		for _, c := range conns {
-			c.Close()
+		for _, c := range g.conns {
+			c.close()
 		}
 	}()
 	for i := range o.Conns {
-		c, err := o.Dial(ctx, o.Network, o.Address, client.Config{App: o.App, Token: o.Token, EventBuffer: 1 << 16, NoFields: true})
+		var c *hconn
+		c, err := dialConn(ctx, o.Network, o.Address, o.Token, o.App, false,
+			func(p pend, r reply) { g.onReply(c, p, r) }, func(e event) { g.onEvent(c, e) })
 		if err != nil {
 			return nil, fmt.Errorf("load: connection %d to %s: %w", i+1, o.Address, err)
 		}
-		conns = append(conns, c)
+		g.conns = append(g.conns, c)
 	}
-	g := &generator{o: o, conns: conns, st: newStats(o.Now, len(o.Schedule), o.ReleaseCause)}
 	return g.run(ctx)
 }
 
 type generator struct {
-	o     Options
-	conns []*client.Client
-	st    *stats
-	wg    sync.WaitGroup // event loops
-	calls sync.WaitGroup // requests in flight
-	out   sync.Mutex
+	o      Options
+	conns  []*hconn
+	routes [][]byte // quoted route names
+	st     *stats
+	out    sync.Mutex
+	// Answered calls waiting out their hold, in the order they are due (the
+	// hold is the same for all).
+	holdMu   sync.Mutex
+	held     []heldCall
+	holdWake chan struct{}
+}
+
+type heldCall struct {
+	due  time.Time
+	call uint64
+	conn *hconn
 }
 
 func (g *generator) emit(v any, text string) {
@@ -320,16 +340,12 @@ func (g *generator) emit(v any, text string) {
 
 func (g *generator) run(ctx context.Context) (*Final, error) {
 	o, st := g.o, g.st
-	evCtx, stopEvents := context.WithCancel(context.Background())
-	defer stopEvents()
-	for _, c := range g.conns {
-		g.wg.Add(1)
-		go func() { defer g.wg.Done(); g.events(evCtx, c) }()
-	}
+	holdCtx, stopHold := context.WithCancel(context.Background())
+	defer stopHold()
+	go g.holder(holdCtx)
 	st.start = o.Now()
 	p := newPacer(o.Schedule)
 	nextReport := st.start.Add(time.Second)
-	var n uint64
 	for !p.done() && ctx.Err() == nil {
 		now := o.Now()
 		first, last := p.next(now.Sub(st.start))
@@ -340,13 +356,10 @@ func (g *generator) run(ctx context.Context) (*Final, error) {
 				st.skipped(phase)
 				continue
 			}
-			n++
-			st.active.Add(1)
-			g.calls.Add(1)
-			go g.place(ctx, k, phase, st.start.Add(at), g.conns[int(k)%len(g.conns)])
+			g.place(k, phase, st.start.Add(at))
 		}
 		if now = o.Now(); !now.Before(nextReport) {
-			g.report(nextReport, o.Schedule.RateAt(nextReport.Sub(st.start)))
+			g.report(nextReport, o.Schedule.RateAt(nextReport.Sub(st.start)-time.Millisecond))
 			nextReport = nextReport.Add(time.Second)
 		}
 		g.sleep(ctx, o.Tick)
@@ -365,11 +378,6 @@ func (g *generator) run(ctx context.Context) (*Final, error) {
 	}
 	fin := g.final(p)
 	g.emit(fin, fin.Text())
-	for _, c := range g.conns {
-		c.Close()
-	}
-	stopEvents()
-	g.wg.Wait()
 	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fin, ctx.Err()
 	}
@@ -420,74 +428,109 @@ func (g *generator) final(p *pacer) *Final {
 	return f
 }
 
-// place sends call k's outseize and records what came of it.
-func (g *generator) place(ctx context.Context, k uint64, phase int, due time.Time, c *client.Client) {
-	defer g.calls.Done()
+// place sends call k's outseize; its answer comes to onReply.
+func (g *generator) place(k uint64, phase int, due time.Time) {
 	o, st := g.o, g.st
+	c := g.conns[int(k)%len(g.conns)]
+	st.active.Add(1)
 	sent := o.Now()
-	st.offered(phase, max(0, sent.Sub(due)))
-	req := client.Outseize{Called: o.Called.Make(k)}
-	if !o.Calling.Empty() {
-		req.Calling = o.Calling.Make(k)
-	}
-	if n := len(o.Routes); n > 0 {
-		req.Route = o.Routes[int(k)%n]
+	var dpc uint32
+	var route []byte
+	if n := len(g.routes); n > 0 {
+		route = g.routes[int(k)%n]
 	} else {
-		req.DPC = o.DPCs[int(k)%len(o.DPCs)]
+		dpc = o.DPCs[int(k)%len(o.DPCs)]
 	}
-	rctx, cancel := context.WithTimeout(ctx, o.RequestTimeout)
-	s, err := c.Outseize(rctx, req)
-	cancel()
-	if err != nil {
-		var nak *client.Nak
-		if errors.As(err, &nak) {
-			st.refused(phase, nak.Status.Name(), o.Now())
-		} else {
-			st.failed(phase)
-		}
+	ok := c.send(pend{kind: reqOutseize, phase: int32(phase), sent: sent}, func(b []byte, seq uint64) []byte {
+		return appendOutseize(b, seq, dpc, route, o.Called, o.Calling, k)
+	})
+	// The lag counts the wait for room in the connection's buffer too.
+	st.offered(phase, max(0, o.Now().Sub(due)))
+	if !ok {
+		st.failed(phase)
+	}
+}
+
+// onReply takes the answer to an outseize (on the connection's reader).
+func (g *generator) onReply(c *hconn, p pend, r reply) {
+	if p.kind != reqOutseize {
 		return
 	}
-	ans, rel := st.acked(s.Call, phase, sent, c)
+	st := g.st
+	phase := int(p.phase)
+	if !r.ok {
+		st.refused(phase, r.status.Name(), g.o.Now())
+		return
+	}
+	ans, rel := st.acked(r.call, phase, p.sent, c)
 	if ans != nil && rel == nil {
-		g.hold(s.Call, c)
+		g.hold(r.call, c)
+	}
+}
+
+// onEvent takes an event (on the connection's reader).
+func (g *generator) onEvent(c *hconn, e event) {
+	switch e.typ {
+	case "answered":
+		if cl := g.st.answered(e.call, g.o.Now()); cl != nil && cl.released == nil {
+			g.hold(e.call, c)
+		}
+	case "released":
+		g.st.released(e.call, e)
 	}
 }
 
 // hold releases an answered call after the hold time.
-func (g *generator) hold(h uint64, c *client.Client) {
-	rel := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), g.o.RequestTimeout)
-		defer cancel()
-		_ = c.Release(ctx, h, g.o.ReleaseCause, 0) // a nak (the far end released first) is fine
-	}
+func (g *generator) hold(call uint64, c *hconn) {
 	if g.o.Hold <= 0 {
-		go rel()
+		g.release(call, c)
 		return
 	}
-	time.AfterFunc(g.o.Hold, rel)
+	g.holdMu.Lock()
+	g.held = append(g.held, heldCall{due: g.o.Now().Add(g.o.Hold), call: call, conn: c})
+	first := len(g.held) == 1
+	g.holdMu.Unlock()
+	if first {
+		select {
+		case g.holdWake <- struct{}{}:
+		default:
+		}
+	}
 }
 
-// events reads one connection's events.
-func (g *generator) events(ctx context.Context, c *client.Client) {
-	st := g.st
+func (g *generator) release(call uint64, c *hconn) {
+	c.send(pend{}, func(b []byte, seq uint64) []byte {
+		return appendCallRequest(b, "release", seq, call, g.o.ReleaseCause)
+	})
+}
+
+// holder releases held calls as they fall due.
+func (g *generator) holder(ctx context.Context) {
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
 	for {
-		var e client.Event
-		var ok bool
+		g.holdMu.Lock()
+		now := g.o.Now()
+		n := 0
+		for n < len(g.held) && !g.held[n].due.After(now) {
+			n++
+		}
+		due := append([]heldCall(nil), g.held[:n]...)
+		g.held = g.held[n:]
+		var wait time.Duration = time.Hour
+		if len(g.held) > 0 {
+			wait = g.held[0].due.Sub(now)
+		}
+		g.holdMu.Unlock()
+		for _, h := range due {
+			g.release(h.call, h.conn)
+		}
+		t.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return
-		case e, ok = <-c.Events():
-			if !ok {
-				return
-			}
-		}
-		switch ev := e.(type) {
-		case *client.Answered:
-			if cl := st.answered(ev.Call, g.o.Now()); cl != nil && cl.released == nil {
-				g.hold(ev.Call, c)
-			}
-		case *client.Released:
-			st.released(ev.Call, ev)
+		case <-t.C:
+		case <-g.holdWake:
 		}
 	}
 }

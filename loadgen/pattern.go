@@ -36,13 +36,17 @@ func ParsePattern(s string) (Pattern, error) {
 func (p Pattern) Empty() bool { return p.text == "" }
 
 // Make returns the number for call n.
-func (p Pattern) Make(n uint64) string {
+func (p Pattern) Make(n uint64) string { return string(p.Append(nil, n)) }
+
+// Append appends the number for call n to b.
+func (p Pattern) Append(b []byte, n uint64) []byte {
+	start := len(b)
+	b = append(b, p.text...)
 	if p.xs == 0 && !strings.Contains(p.text, "?") {
-		return p.text
+		return b
 	}
-	b := []byte(p.text)
 	seq := n
-	for i := len(b) - 1; i >= 0; i-- {
+	for i := len(b) - 1; i >= start; i-- {
 		switch b[i] {
 		case 'X':
 			b[i] = byte('0' + seq%10)
@@ -51,5 +55,5 @@ func (p Pattern) Make(n uint64) string {
 			b[i] = byte('0' + rand.IntN(10))
 		}
 	}
-	return string(b)
+	return b
 }
