@@ -10,13 +10,19 @@
 //
 //	go run ./mtp/internal/m3uabench -n 200000 -nrr 100000 -runs 3 [-sls 1]
 //
-// Measured on the 2-core development VM (load from other work, so runs
-// vary by up to a third; medians of 3): one-way m3ua 155k msg/s vs bare
-// pion 151k (ratio 1.03); request/response with 8 outstanding m3ua 22k vs
-// pion 33k (0.67) with 16 SLS, and 39k vs 34k with one SLS. The gap with
-// 16 SLS is pion's per-stream delivery (a reader goroutine woken per
-// stream); M3UA itself adds one allocation per message (the payload copy
-// handed to the MTP user).
+// Measured on the 2-core development VM, shared with other work (load
+// average 2-5, so single runs vary by a third or more; medians of 3):
+//
+//	16 SLS: one-way m3ua 128-155k msg/s vs pion 149-151k (0.86-1.03);
+//	        request/response (8 outstanding) m3ua 22-26k vs pion 33-40k (0.67)
+//	 1 SLS: one-way 141-147k vs 145-178k (0.79-1.01);
+//	        request/response 39-42k vs 34-56k (0.74-1.16)
+//
+// Allocations per message: M3UA sender 13.5, receiver 17.9 one-way (pion
+// 13.3 / 15.9); M3UA itself adds the payload copy handed to the MTP user,
+// the rest is pion. The request/response gap with 16 SLS is pion's
+// per-stream delivery (one reader goroutine woken per stream, less
+// bundling), not the M3UA code.
 package main
 
 import (
