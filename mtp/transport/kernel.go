@@ -22,7 +22,7 @@ var (
 // socket. It returns ErrKernelSCTPUnavailable (wrapping the errno) if absent.
 func KernelAvailable() error {
 	kernelOnce.Do(func() {
-		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, syscall.IPPROTO_SCTP)
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, ipProtoSCTP)
 		if err != nil {
 			kernelErr = fmt.Errorf("%w: %w", ErrKernelSCTPUnavailable, err)
 			return
