@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/isupgw/isupgw/isup/stack"
@@ -57,6 +58,10 @@ type Gateway struct {
 	Stack    *stack.Stack
 	Control  *sprc.Controller // nil without WithCongestionControl
 	firstCIC map[mtp.PointCode]uint16
+	routes   map[string]mtp.PointCode // circuit group names
+	// edge is the status every new outgoing call is refused with at the edge
+	// (0: none; see edgeAdmit).
+	edge atomic.Uint32
 	opts     options
 	avail    *availability
 	cfg      Config

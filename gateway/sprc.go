@@ -39,7 +39,11 @@ func (g *Gateway) attachControl(cfg Config) error {
 			g.firstCIC[grp.DPC] = grp.CICs[0].First
 		}
 	}
-	g.opts.stack = append(g.opts.stack, stack.WithHooks(stack.Hooks{
+	g.routes = map[string]mtp.PointCode{}
+	for _, grp := range cfg.Stack.Groups {
+		g.routes[grp.Name] = grp.DPC
+	}
+	g.opts.stack = append(g.opts.stack, stack.WithEdgeAdmission(g.edgeAdmit), stack.WithHooks(stack.Hooks{
 		AdmitOutgoing: func(dpc mtp.PointCode) stack.Status { return refusalStatus[ctl.AdmitOutgoing(dpc)] },
 		AdmitIncoming: ctl.AdmitIncoming,
 		ReleaseACL:    ctl.ReleaseACL,
@@ -47,6 +51,39 @@ func (g *Gateway) attachControl(cfg Config) error {
 		Observe:       func(o stack.Observation) { observe(ctl, o) },
 	}))
 	return nil
+}
+
+// edgeAdmit decides on an outseize before it is queued, while the gateway is
+// at outbound congestion or in Code Yellow: then the answer is a refusal that
+// does not depend on the destination, and it is given at once instead of after
+// the backlog it is about. Otherwise (and for destinations that are not
+// configured) the loop decides, after its own checks.
+func (g *Gateway) edgeAdmit(dpc mtp.PointCode, route string) (stack.Status, bool) {
+	if g.edge.Load() == 0 {
+		return stack.StatusOK, false
+	}
+	if route != "" {
+		dpc = g.routes[route]
+	}
+	if _, ok := g.firstCIC[dpc]; !ok {
+		return stack.StatusOK, false
+	}
+	return refusalStatus[g.Control.AdmitOutgoing(dpc)], true
+}
+
+// refreshEdge records whether new outgoing calls are refused whatever their
+// destination (outbound level 1 or 2, Code Yellow). Levels and Code Yellow
+// change only when a probe period closes, so the runner's prober calls it.
+func (g *Gateway) refreshEdge() {
+	s := g.Control.Snapshot()
+	var st stack.Status
+	switch {
+	case s.Level[sprc.Outbound] >= 1:
+		st = stack.StatusOutboundCongestion
+	case s.CodeYellow:
+		st = stack.StatusHighTraffic
+	}
+	g.edge.Store(uint32(st))
 }
 
 // refusalStatus is the host-visible status of each refusal.
@@ -96,6 +133,11 @@ func (g *Gateway) shed(m mtp.Message) bool {
 func (g *Gateway) runControl(ctx context.Context) {
 	queue := map[sprc.Direction]stack.Queue{sprc.Inbound: stack.Inbound, sprc.Outbound: stack.Outbound}
 	// A probe waits behind the backlog; it must not hold up the runner.
-	r := sprc.NewRunner(g.Control, func(d sprc.Direction, done func(time.Duration)) { go g.Stack.Probe(queue[d], done) }, time.Now)
+	// The runner calls the prober right after it recorded the period's delay
+	// for that queue: the moment the levels may have changed.
+	r := sprc.NewRunner(g.Control, func(d sprc.Direction, done func(time.Duration)) {
+		g.refreshEdge()
+		go g.Stack.Probe(queue[d], done)
+	}, time.Now)
 	r.Run(ctx)
 }

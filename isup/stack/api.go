@@ -81,6 +81,9 @@ type Outseize struct {
 	// Owner is an opaque value returned in every event of the call (the host API
 	// uses it to route events to the connection that placed the call).
 	Owner any
+	// admitted: the edge admission (WithEdgeAdmission) already admitted it,
+	// so the loop does not ask AdmitOutgoing again.
+	admitted bool
 }
 
 // Alert sends ACM (with the given backward call indicators, or a default) for an

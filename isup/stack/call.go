@@ -84,7 +84,7 @@ func (c *core) outseize(r Outseize) {
 		c.result(r.Tag, 0, StatusDestinationUnavailable, "", r.Owner)
 		return
 	}
-	if h := c.hooks.AdmitOutgoing; h != nil {
+	if h := c.hooks.AdmitOutgoing; h != nil && !r.admitted {
 		if st := h(pr.group.DPC); st != StatusOK {
 			c.result(r.Tag, 0, st, "", r.Owner)
 			return

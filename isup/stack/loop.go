@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,6 +46,11 @@ type Stack struct {
 	// published is the latest snapshot, refreshed by the loop every second so
 	// that metrics never wait behind a congested queue.
 	published atomic.Pointer[Snapshot]
+	// edgeAdmit decides on outseizes before they are queued; edgeRefused
+	// counts its refusals by status (they never reach the loop's stats).
+	edgeAdmit   EdgeAdmission
+	edgeMu      sync.Mutex
+	edgeRefused map[Status]uint64
 }
 
 type item struct {
@@ -75,6 +81,22 @@ func WithQueueSize(n int) Option {
 // WithHooks lets congestion control admit calls and set the REL's ACL.
 func WithHooks(h Hooks) Option { return func(s *Stack) { s.core.hooks = h } }
 
+// EdgeAdmission decides on an Outseize before it is queued, on the goroutine
+// that submits it: decided false leaves the decision to the loop (the
+// AdmitOutgoing hook, after the destination checks); StatusOK admits it (the
+// loop does not ask AdmitOutgoing again); any other status refuses it at once:
+// its Result goes to the sink from the submitting goroutine, and it never
+// waits in the outbound queue nor costs the loop anything. It must be cheap
+// and safe for concurrent use.
+//
+// This is what makes refusing under overload cheap: at outbound congestion the
+// queue is long, and a refusal that waited in it would come late and keep the
+// loop from the calls it admitted.
+type EdgeAdmission func(dpc mtp.PointCode, route string) (st Status, decided bool)
+
+// WithEdgeAdmission installs an edge admission (see EdgeAdmission).
+func WithEdgeAdmission(f EdgeAdmission) Option { return func(s *Stack) { s.edgeAdmit = f } }
+
 // WithClock replaces time.Now (tests).
 func WithClock(now func() time.Time) Option { return func(s *Stack) { s.now = now } }
 
@@ -82,8 +104,9 @@ func WithClock(now func() time.Time) Option { return func(s *Stack) { s.now = no
 // the loop slower than its input).
 func WithSlowdown(f func()) Option { return func(s *Stack) { s.slow = f } }
 
-// New builds a stack. Events go to sink from the loop goroutine: sink must not
-// block. Messages go out through transfer.
+// New builds a stack. Events go to sink from the loop goroutine (and edge
+// refusals from the goroutine that submitted the outseize, see
+// WithEdgeAdmission): sink must not block. Messages go out through transfer.
 func New(cfg Config, transfer Transfer, sink func(Event), opts ...Option) (*Stack, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -91,7 +114,7 @@ func New(cfg Config, transfer Transfer, sink func(Event), opts ...Option) (*Stac
 	if transfer == nil || sink == nil {
 		return nil, errors.New("stack: transfer and sink are required")
 	}
-	s := &Stack{transfer: transfer, sink: sink, now: time.Now, started: make(chan struct{})}
+	s := &Stack{transfer: transfer, sink: sink, now: time.Now, started: make(chan struct{}), edgeRefused: map[Status]uint64{}}
 	s.core = newCore(cfg, time.Now(), s.out, sink)
 	WithQueueSize(65536)(s)
 	for _, o := range opts {
@@ -224,17 +247,50 @@ func (s *Stack) MTPEvent(e mtp.Event) { s.inbound <- item{ev: e} }
 
 // Submit queues a host request; its Result comes through the sink. It blocks
 // while the outbound queue is full.
-func (s *Stack) Submit(r Request) { s.outbound <- item{req: r} }
+func (s *Stack) Submit(r Request) {
+	if r, refused := s.edge(r); !refused {
+		s.outbound <- item{req: r}
+	}
+}
 
 // SubmitContext is Submit that gives up when ctx ends (a stopped or stuck
 // loop must not hold a host connection's reader forever).
 func (s *Stack) SubmitContext(ctx context.Context, r Request) error {
+	r, refused := s.edge(r)
+	if refused {
+		return nil
+	}
 	select {
 	case s.outbound <- item{req: r}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// edge applies the edge admission to an outseize: refused reports that its
+// Result was sent already.
+func (s *Stack) edge(r Request) (_ Request, refused bool) {
+	if s.edgeAdmit == nil {
+		return r, false
+	}
+	o, ok := r.(Outseize)
+	if !ok {
+		return r, false
+	}
+	st, decided := s.edgeAdmit(o.DPC, o.Route)
+	switch {
+	case !decided:
+		return r, false
+	case st == StatusOK:
+		o.admitted = true
+		return o, false
+	}
+	s.edgeMu.Lock()
+	s.edgeRefused[st]++
+	s.edgeMu.Unlock()
+	s.sink(Result{Tag: o.Tag, Status: st, Owner: o.Owner})
+	return nil, true
 }
 
 // Probe sends a marker through a queue; done gets the time it waited, from the
@@ -302,6 +358,11 @@ func (s *Stack) snapshot() Snapshot {
 	for k, v := range c.stats.Refused {
 		st.Refused[k] = v
 	}
+	s.edgeMu.Lock()
+	for k, v := range s.edgeRefused {
+		st.Refused[k] += v
+	}
+	s.edgeMu.Unlock()
 	return Snapshot{Stats: st, Calls: len(c.calls), PendingTimers: c.pendingTimers(), CircuitsByState: c.circuitCounts(), TransferErrors: s.transferErr}
 }
 
