@@ -93,21 +93,24 @@ func refuse(st wire.Status, format string, a ...any) *refusal {
 // d.seq are filled in as far as the line allowed, so the nak can echo seq.
 func decodeRequest(line []byte) (d decoded, _ *refusal) {
 	var r rawRequest
-	if err := json.Unmarshal(line, &r); err != nil {
-		var te *json.UnmarshalTypeError
-		if !errors.As(err, &te) {
-			return d, refuse(wire.StatusBadJSON, "malformed JSON: %v", err)
+	if !decodeFast(line, &r) {
+		r = rawRequest{}
+		if err := json.Unmarshal(line, &r); err != nil {
+			var te *json.UnmarshalTypeError
+			if !errors.As(err, &te) {
+				return d, refuse(wire.StatusBadJSON, "malformed JSON: %v", err)
+			}
+			if te.Field == "" {
+				return d, refuse(wire.StatusBadJSON, "a request must be a JSON object, not %s", te.Value)
+			}
+			// A field of the wrong type: the rest of the object was decoded, so
+			// seq can still be echoed.
+			d.seq = r.Seq
+			if r.Type != nil {
+				d.typ = *r.Type
+			}
+			return d, refuse(wire.StatusBadValue, "field %q: %s is not a valid %s", te.Field, te.Value, typeName(te.Type.String()))
 		}
-		if te.Field == "" {
-			return d, refuse(wire.StatusBadJSON, "a request must be a JSON object, not %s", te.Value)
-		}
-		// A field of the wrong type: the rest of the object was decoded, so
-		// seq can still be echoed.
-		d.seq = r.Seq
-		if r.Type != nil {
-			d.typ = *r.Type
-		}
-		return d, refuse(wire.StatusBadValue, "field %q: %s is not a valid %s", te.Field, te.Value, typeName(te.Type.String()))
 	}
 	d.seq = r.Seq
 	if r.Type == nil {
