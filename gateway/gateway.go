@@ -61,7 +61,7 @@ type Gateway struct {
 	routes   map[string]mtp.PointCode // circuit group names
 	// edge is the status every new outgoing call is refused with at the edge
 	// (0: none; see edgeAdmit).
-	edge atomic.Uint32
+	edge     atomic.Uint32
 	opts     options
 	avail    *availability
 	cfg      Config
