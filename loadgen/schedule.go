@@ -143,7 +143,7 @@ func (s Schedule) TimeOf(n float64) (time.Duration, bool) {
 			x = (-a + math.Sqrt(a*a+4*k*n)) / (2 * k)
 		}
 		x = math.Max(0, math.Min(x, T))
-		return base + time.Duration(x*float64(time.Second)), true
+		return base + time.Duration(math.Ceil(x*float64(time.Second))), true
 	}
 	return 0, false
 }

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -201,17 +202,12 @@ func ParseLine(b []byte) (Line, error) {
 // writes them) and returns the seconds and the final report; lines that are
 // not JSON objects are skipped.
 func ParseReport(r io.Reader) ([]Second, *Final, error) {
-	dec := json.NewDecoder(r)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	var secs []Second
 	var fin *Final
-	for {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err == io.EOF {
-			break
-		} else if err != nil {
-			return secs, fin, err
-		}
-		l, err := ParseLine(raw)
+	for sc.Scan() {
+		l, err := ParseLine(sc.Bytes())
 		if err != nil {
 			continue
 		}
@@ -221,6 +217,9 @@ func ParseReport(r io.Reader) ([]Second, *Final, error) {
 		case l.Final != nil:
 			fin = l.Final
 		}
+	}
+	if err := sc.Err(); err != nil {
+		return secs, fin, err
 	}
 	if fin == nil {
 		return secs, nil, fmt.Errorf("report: no final line")
