@@ -108,7 +108,14 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		return f
 	}
 
-	for _, control := range []bool{true, false} {
+	modes := []bool{true, false}
+	switch o.Control {
+	case "on":
+		modes = modes[:1]
+	case "off":
+		modes = modes[1:]
+	}
+	for _, control := range modes {
 		s := o.Settings(control)
 		mode := "control-" + onOff(control)
 		res.Settings[mode] = s
@@ -120,7 +127,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		res.Configs[mode+"/a.yaml"], res.Configs[mode+"/b.yaml"] = p.aCfg, p.bCfg
 		err = func() error {
 			defer p.stop()
-			if control && res.Capacity == 0 {
+			if res.Capacity == 0 {
 				if o.Capacity > 0 {
 					res.Capacity = o.Capacity
 				} else {

@@ -51,6 +51,8 @@ type Options struct {
 	Settings     func(control bool) Settings
 	KeepLogs     bool
 	SkipOverload bool
+	// Control is "on" or "off" to run one mode only ("" both).
+	Control string
 }
 
 func (o *Options) defaults() error {

@@ -45,6 +45,7 @@ average to fall below it first; the results record the load either way.`,
 			&cli.DurationFlag{Name: "wait-max", Value: 10 * time.Minute, Usage: "wait at most this long for it (0: do not wait)"},
 			&cli.BoolFlag{Name: "keep-logs", Usage: "keep the gateways' logs (their folder is printed)"},
 			&cli.BoolFlag{Name: "search-only", Usage: "only find the capacity"},
+			&cli.StringFlag{Name: "control", Usage: "run only with congestion control on or off (default both)"},
 		},
 		Action: func(c *cli.Context) error {
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
@@ -61,7 +62,7 @@ average to fall below it first; the results record the load either way.`,
 				SearchFrom: c.Float64("search-from"), SearchStep: c.Duration("search-step"), Multipliers: mults,
 				Overload: c.Duration("overload"), Hold: c.Duration("hold"), Conns: c.Int("conns"),
 				WaitLoad: c.Float64("wait-load"), WaitMax: c.Duration("wait-max"), Log: c.App.ErrWriter,
-				KeepLogs: c.Bool("keep-logs"), SkipOverload: c.Bool("search-only")})
+				KeepLogs: c.Bool("keep-logs"), SkipOverload: c.Bool("search-only"), Control: c.String("control")})
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,98 @@
+package bench
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/isupgw/isupgw/internal/config"
+	"github.com/isupgw/isupgw/loadgen"
+)
+
+func TestParseCongestion(t *testing.T) {
+	calm := "# HELP x\nisupgw_sprc_level{direction=\"inbound\"} 0\nisupgw_sprc_level{direction=\"outbound\"} 0\nisupgw_sprc_code_yellow 0\n"
+	if c, err := parseCongestion(strings.NewReader(calm)); err != nil || c {
+		t.Fatalf("calm: %v %v", c, err)
+	}
+	for _, busy := range []string{
+		strings.Replace(calm, "\"outbound\"} 0", "\"outbound\"} 1", 1),
+		strings.Replace(calm, "yellow 0", "yellow 1", 1),
+	} {
+		if c, err := parseCongestion(strings.NewReader(busy)); err != nil || !c {
+			t.Fatalf("busy: %v %v", c, err)
+		}
+	}
+	if _, err := parseCongestion(strings.NewReader("go_goroutines 7\n")); err == nil {
+		t.Fatal("metrics without isupgw_sprc_level accepted")
+	}
+}
+
+func TestAnalyse(t *testing.T) {
+	start := time.Unix(1_800_000_000, 0)
+	fr := 3.15 // 150 ms after the onset at 3 s
+	fin := &loadgen.Final{StartUnixNano: start.UnixNano(), KeptUp: true, Phases: []loadgen.Phase{
+		{Index: 0}, {Index: 1, StartS: 3, OfferedRate: 3000, FirstRefusal: &fr,
+			Counts: loadgen.Counts{Refused: map[string]uint64{"outbound_congestion": 5}, Setup: loadgen.Latency{P50: 2, P99: 40}}}, {Index: 2}}}
+	var secs []loadgen.Second
+	for i := 1; i <= 21; i++ {
+		secs = append(secs, loadgen.Second{T: float64(i), Counts: loadgen.Counts{Completed: uint64(100 * i)}})
+	}
+	var samples []sample
+	for ms := 0; ms < 21000; ms += 20 {
+		at := start.Add(time.Duration(ms) * time.Millisecond)
+		samples = append(samples, sample{at: at, congested: ms > 3100 && ms < 13400})
+	}
+	row := analyse(true, 3, 1000, 3*time.Second, 10*time.Second, secs, fin, samples)
+	// Goodput: the seconds ending at 5 .. 13 (the first of the overload left out).
+	if row.Goodput != 900 || row.P99MS != 40 || row.Offered != 3000 || *row.FirstRefusalMS < 149 || *row.FirstRefusalMS > 151 {
+		t.Fatalf("%+v", row)
+	}
+	if !row.Congested || row.RecoveryMS == nil || *row.RecoveryMS < 379 || *row.RecoveryMS > 381 {
+		t.Fatalf("recovery %v congested %v", row.RecoveryMS, row.Congested)
+	}
+	samples[len(samples)-1].congested = true
+	if row := analyse(true, 3, 1000, 3*time.Second, 10*time.Second, secs, fin, samples); row.RecoveryMS != nil {
+		t.Fatal("recovery reported while still congested at the end")
+	}
+}
+
+// The generated configurations load, and the results folder is written.
+func TestConfigsAndWrite(t *testing.T) {
+	dir := t.TempDir()
+	res := &Results{Capacity: 1000, Settings: map[string]Settings{}, Configs: map[string]string{},
+		Options: map[string]string{"hold": "50ms", "conns": "4"}, Machine: Describe()}
+	for _, control := range []bool{true, false} {
+		s := DefaultSettings(control)
+		a, b := Configs(s, Ports{AUDP: 40001, BUDP: 40002, AHost: 40003, BHost: 40004, AMetric: 40005, BMetr: 40006})
+		for name, y := range map[string]string{"a": a, "b": b} {
+			p := filepath.Join(dir, onOff(control)+name+".yaml")
+			os.WriteFile(p, []byte(y), 0o644)
+			if _, err := config.Load(p); err != nil {
+				t.Fatalf("control %v, %s: %v\n%s", control, name, err, y)
+			}
+		}
+		mode := "control-" + onOff(control)
+		res.Settings[mode] = s
+		res.Configs[mode+"/a.yaml"], res.Configs[mode+"/b.yaml"] = a, b
+		for _, m := range []float64{1, 3} {
+			rec := 250.0
+			res.Rows = append(res.Rows, Row{Control: control, Multiplier: m, Asked: m * 1000, Goodput: 1000 / m, P99MS: 10 * m, Congested: control, RecoveryMS: &rec,
+				Refused: map[string]uint64{"outbound_congestion": 7}})
+		}
+	}
+	out := filepath.Join(dir, "results")
+	if err := Write(out, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"results.md", "results.json", "overload.png", "configs/control-on/a.yaml", "configs/control-off/b.yaml"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "results.md"))
+	if !strings.Contains(string(md), "| on | 3x | 3000 |") || !strings.Contains(string(md), "outbound_congestion 7") {
+		t.Fatalf("%s", md)
+	}
+}

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestLoadFlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dpc", "2"}, "exactly one of --rate, --ramp and --steps"},
+		{[]string{"--dpc", "2", "--rate", "10", "--ramp", "1:2:3s"}, "exactly one of"},
+		{[]string{"--dpc", "2", "--ramp", "1:2"}, "FROM:TO:DURATION"},
+		{[]string{"--dpc", "2", "--steps", "10"}, "RATE:DURATION"},
+		{[]string{"--rate", "10"}, "--dpc or --route"},
+		{[]string{"--dpc", "x", "--rate", "10"}, "point code"},
+		{[]string{"--dpc", "2", "--rate", "10", "--called", "49-30"}, "not a digit"},
+	} {
+		var out, errb bytes.Buffer
+		err := newApp(strings.NewReader(""), &out, &errb).Run(append([]string{"isupgw", "load"}, c.args...))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
+func TestLoadNoGateway(t *testing.T) {
+	var out, errb bytes.Buffer
+	err := newApp(strings.NewReader(""), &out, &errb).Run([]string{"isupgw", "load", "--addr", "127.0.0.1:1", "--dpc", "2", "--rate", "10", "--duration", "1s"})
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("%v", err)
+	}
+}
