@@ -33,8 +33,8 @@ type Settings struct {
 // a benchmark step lasts seconds, so the probe is 100 ms and level 1 is at
 // tens of milliseconds of queue delay.
 func DefaultSettings(control bool) Settings {
-	return Settings{Control: control, CICs: 4000, Token: "bench", Probe: "100ms", L1Delay: "30ms", L1Avg: "20ms", ClearAvg: "5ms",
-		AvgOver: 5, YellowSample: 10, YellowEntry: "200ms", QueueSize: 65536}
+	return Settings{Control: control, CICs: 4000, Token: "bench", Probe: "100ms", L1Delay: "50ms", L1Avg: "30ms", ClearAvg: "10ms",
+		AvgOver: 3, YellowSample: 10, YellowEntry: "200ms", QueueSize: 65536}
 }
 
 // congestion is the congestion and code_yellow sections.

@@ -171,8 +171,8 @@ type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
 
-// search finds the highest sustained rate: growing by half until a rate
-// fails, then halving the interval three times.
+// search finds the highest sustained rate: doubling until a rate fails, then
+// halving the interval four times (to 1/16 of the last doubling).
 func search(ctx context.Context, o *Options, p *pair, res *Results, raw io.Writer, logf func(string, ...any)) (float64, error) {
 	try := func(rate float64) (bool, error) {
 		secs := fmt.Sprintf("%.0f:%s", rate, o.SearchStep)
@@ -188,7 +188,7 @@ func search(ctx context.Context, o *Options, p *pair, res *Results, raw io.Write
 		return st.Sustained, nil
 	}
 	lo, hi := 0.0, 0.0
-	for r := o.SearchFrom; r <= o.SearchMax; r *= 1.5 {
+	for r := o.SearchFrom; r <= o.SearchMax; r *= 2 {
 		ok, err := try(r)
 		if err != nil {
 			return 0, err
@@ -205,7 +205,7 @@ func search(ctx context.Context, o *Options, p *pair, res *Results, raw io.Write
 	if hi == 0 {
 		return lo, nil
 	}
-	for range 3 {
+	for range 4 {
 		mid := (lo + hi) / 2
 		ok, err := try(mid)
 		if err != nil {

@@ -67,13 +67,13 @@ func (o *Options) defaults() error {
 		o.Out = "results"
 	}
 	if o.SearchFrom <= 0 {
-		o.SearchFrom = 1000
+		o.SearchFrom = 2000
 	}
 	if o.SearchStep <= 0 {
 		o.SearchStep = 5 * time.Second
 	}
 	if o.SearchMax <= 0 {
-		o.SearchMax = 40000
+		o.SearchMax = 200000
 	}
 	if len(o.Multipliers) == 0 {
 		o.Multipliers = []float64{1, 2, 3, 5}
@@ -88,7 +88,7 @@ func (o *Options) defaults() error {
 		o.Recover = 8 * time.Second
 	}
 	if o.Hold <= 0 {
-		o.Hold = 50 * time.Millisecond
+		o.Hold = 20 * time.Millisecond
 	}
 	if o.Conns <= 0 {
 		o.Conns = 4

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Write puts the results into dir: results.md (the table, the machine, the
@@ -123,7 +124,9 @@ func Markdown(r *Results) string {
 	if s, ok := r.Settings["control-on"]; ok {
 		fmt.Fprintf(&b, "Control on: probe every %s, average over %d probes, level 1 at a probe delay of %s or an average of %s, clear below %s; ACC auto (1 s); Code Yellow after %d probes above %s average. ",
 			s.Probe, s.AvgOver, s.L1Delay, s.L1Avg, s.ClearAvg, s.YellowSample, s.YellowEntry)
-		fmt.Fprintf(&b, "The product defaults (1 s probes, level 1 at 10 s / 5 s) are for a real exchange; two probe periods here are %s.\n\n", "200 ms")
+		if d, err := time.ParseDuration(s.Probe); err == nil {
+			fmt.Fprintf(&b, "The product defaults (1 s probes, level 1 at 10 s / 5 s) are for a real exchange; two probe periods here are %v.\n\n", 2*d)
+		}
 	}
 	b.WriteString("Control off: level 1 at the fixed level 2 thresholds (12 s probe delay, 6 s average; level 2 cannot be switched off), ACC off, Code Yellow off, no out-of-service declarations.\n\n")
 	fmt.Fprintf(&b, "Both: %d CICs, host send queue %d lines, %s host connections per side, hold %s. The configurations are in [configs/](configs/); the raw per-second reports in [raw/](raw/); everything in [results.json](results.json).\n",

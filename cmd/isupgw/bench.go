@@ -35,17 +35,23 @@ average to fall below it first; the results record the load either way.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Value: "results", Usage: "results folder"},
 			&cli.Float64Flag{Name: "capacity", Usage: "skip the search and use this rate (calls/s) as the capacity"},
-			&cli.Float64Flag{Name: "search-from", Value: 1000, Usage: "first rate of the capacity search"},
+			&cli.Float64Flag{Name: "search-from", Value: 2000, Usage: "first rate of the capacity search"},
 			&cli.DurationFlag{Name: "search-step", Value: 5 * time.Second, Usage: "length of each search step"},
 			&cli.StringFlag{Name: "multipliers", Value: "1,2,3,5", Usage: "overload levels, multiples of the capacity"},
 			&cli.DurationFlag{Name: "overload", Value: 10 * time.Second, Usage: "length of each overload"},
-			&cli.DurationFlag{Name: "hold", Value: 50 * time.Millisecond, Usage: "hold time of answered calls"},
+			&cli.DurationFlag{Name: "hold", Value: 20 * time.Millisecond, Usage: "hold time of answered calls"},
 			&cli.IntFlag{Name: "conns", Value: 4, Usage: "host connections of the load generator and of the answering host"},
 			&cli.Float64Flag{Name: "wait-load", Value: 1.0, Usage: "wait for the 1-minute load average to fall below this"},
 			&cli.DurationFlag{Name: "wait-max", Value: 10 * time.Minute, Usage: "wait at most this long for it (0: do not wait)"},
 			&cli.BoolFlag{Name: "keep-logs", Usage: "keep the gateways' logs (their folder is printed)"},
 			&cli.BoolFlag{Name: "search-only", Usage: "only find the capacity"},
 			&cli.StringFlag{Name: "control", Usage: "run only with congestion control on or off (default both)"},
+			&cli.StringFlag{Name: "probe", Value: "100ms", Usage: "control on: probe interval"},
+			&cli.IntFlag{Name: "average-over", Value: 3, Usage: "control on: probes in the average"},
+			&cli.StringFlag{Name: "level1-delay", Value: "50ms", Usage: "control on: level 1 at this probe delay"},
+			&cli.StringFlag{Name: "level1-average", Value: "30ms", Usage: "control on: level 1 at this average"},
+			&cli.StringFlag{Name: "clear-average", Value: "10ms", Usage: "control on: back to no congestion below this average"},
+			&cli.IntFlag{Name: "cics", Value: 4000, Usage: "circuits between the gateways (ITU: at most 4096)"},
 		},
 		Action: func(c *cli.Context) error {
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
@@ -58,7 +64,13 @@ average to fall below it first; the results record the load either way.`,
 				}
 				mults = append(mults, v)
 			}
-			res, err := bench.Run(ctx, bench.Options{Out: c.String("out"), Capacity: c.Float64("capacity"),
+			settings := func(control bool) bench.Settings {
+				s := bench.DefaultSettings(control)
+				s.Probe, s.AvgOver, s.L1Delay, s.L1Avg, s.ClearAvg = c.String("probe"), c.Int("average-over"), c.String("level1-delay"), c.String("level1-average"), c.String("clear-average")
+				s.CICs = c.Int("cics")
+				return s
+			}
+			res, err := bench.Run(ctx, bench.Options{Settings: settings, Out: c.String("out"), Capacity: c.Float64("capacity"),
 				SearchFrom: c.Float64("search-from"), SearchStep: c.Duration("search-step"), Multipliers: mults,
 				Overload: c.Duration("overload"), Hold: c.Duration("hold"), Conns: c.Int("conns"),
 				WaitLoad: c.Float64("wait-load"), WaitMax: c.Duration("wait-max"), Log: c.App.ErrWriter,
