@@ -110,11 +110,20 @@ func (c *core) outseize(r Outseize) {
 		}
 	}
 	iam := c.buildIAM(p, r)
-	if _, err := isup.Marshal(iam, pr.group.Variant); err != nil {
-		c.result(r.Tag, 0, StatusBadRequest, "the IAM cannot be encoded: "+err.Error(), r.Owner)
+	// Encode it once into the scratch buffer to know it can be sent (send
+	// encodes it again with its CIC): no allocation on the way of every call.
+	n, limit := isup.MarshalLen(iam, pr.group.Variant), maxISUPLen(pr.group.Variant)
+	if n >= 0 && n <= limit {
+		if _, err := isup.MarshalTo(c.buf[:n], iam, pr.group.Variant); err != nil {
+			n = -1
+		}
+	}
+	if n < 0 {
+		_, err := isup.Marshal(iam, pr.group.Variant)
+		c.result(r.Tag, 0, StatusBadRequest, fmt.Sprintf("the IAM cannot be encoded: %v", err), r.Owner)
 		return
 	}
-	if n, limit := isup.MarshalLen(iam, pr.group.Variant), maxISUPLen(pr.group.Variant); n > limit {
+	if n > limit {
 		c.result(r.Tag, 0, StatusBadRequest, fmt.Sprintf("the IAM would be %d octets; MTP carries at most %d (272 with the routing label)", n, limit), r.Owner)
 		return
 	}
