@@ -102,7 +102,7 @@ func Markdown(r *Results) string {
 		m.CPUs, m.CPUModel, m.MemoryMB, m.GoVersion, m.Kernel, m.Commit)
 	fmt.Fprintf(&b, "| load average (1 min) at start / end | %.2f / %.2f |\n| run | %s to %s |\n\n",
 		m.LoadBefore, m.LoadAfter, r.Started.UTC().Format("2006-01-02 15:04:05"), r.Finished.UTC().Format("15:04:05 MST"))
-	b.WriteString("The load generator, the answering host and both gateways share the machine's CPUs.\n\n")
+	b.WriteString("The load generator, the answering host and both gateways share the machine's CPUs. The load average at the start is the machine before the benchmark (other work on it); at the end it includes the benchmark's own four processes.\n\n")
 	b.WriteString("## Capacity\n\n")
 	fmt.Fprintf(&b, "Maximum sustainable full-call rate: **%.0f calls/s** (control on). A rate is sustained when, over a %s step, every call offered is answered and completed at the asked rate (>= 97 %%), none is refused or fails, the admitted p99 setup latency (outseize sent to answered received) is at most 100 ms, and the generator keeps up.\n\n",
 		r.Capacity, r.Options["search_step"])
