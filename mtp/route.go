@@ -129,6 +129,9 @@ func (t *Table) SetProhibited(link string, pc PointCode, mask uint8, prohibited 
 			delete(m, p)
 		}
 	}
+	if len(m) == 0 {
+		delete(t.prohibited, link) // keeps the per-message check a length test
+	}
 }
 
 // ClearProhibited forgets DUNAs learnt on a link (the association restarted;
@@ -147,6 +150,9 @@ func covers(pc PointCode, mask uint8, p PointCode) bool {
 }
 
 func (t *Table) reachable(l Link, dpc PointCode) bool {
+	if len(t.prohibited) == 0 {
+		return true
+	}
 	for pc, mask := range t.prohibited[l.Name()] {
 		if covers(pc, mask, dpc) {
 			return false

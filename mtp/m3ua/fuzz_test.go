@@ -50,6 +50,9 @@ func fuzzSession(t testing.TB, sel byte) (*session, *sinkConn) {
 	s.peer.Store(e.peers[0])
 	st := State(int(sel/32) % 3)
 	s.local, s.remote = st, st
+	s.mu.Lock()
+	s.updateTrafficLocked("")
+	s.mu.Unlock()
 	return s, c
 }
 

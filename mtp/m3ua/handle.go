@@ -113,11 +113,8 @@ func (s *session) handleData(b []byte, stream uint16) {
 		s.sendErrFor(b, ErrInvalidStream) // RFC 4666 §1.4.7: DATA never on stream 0
 		return
 	}
-	s.mu.Lock()
-	ok := (s.passive && s.remote == StateActive) || (s.active && s.local == StateActive)
-	s.mu.Unlock()
 	a := s.peer.Load()
-	if !ok || a == nil {
+	if !s.dataOK.Load() || a == nil {
 		s.unexpected(b)
 		return
 	}

@@ -20,6 +20,7 @@ func TestWrongNetworkAppearance(t *testing.T) {
 	s := newSession(e, c, false)
 	s.peer.Store(e.peers[0])
 	s.remote = StateActive
+	s.updateTrafficLocked("")
 	pd := params.NewProtocolData(2, 1, 5, 2, 0, 1, []byte{1})
 	s.handle(marshal(messages.NewData(params.NewNetworkAppearance(9), nil, pd, nil)), 1, 3)
 	s.handle(marshal(messages.NewData(params.NewNetworkAppearance(3), nil, pd, nil)), 1, 3)

@@ -50,7 +50,8 @@ type session struct {
 	peer  atomic.Pointer[Association] // nil until identified
 	cands []*Association              // accept side, several peers share the address
 
-	trafficOK atomic.Bool
+	trafficOK atomic.Bool // we may send DATA
+	dataOK    atomic.Bool // we accept DATA (the peer, or we, are ACTIVE in the role that carries it)
 	wasActive atomic.Bool
 
 	mu        sync.Mutex
@@ -172,6 +173,7 @@ func (s *session) servesAny(rcs []uint32) bool {
 func (s *session) updateTrafficLocked(reason string) *mtp.PeerState {
 	ok := !s.ended && (!s.active || s.local == StateActive) && (!s.passive || s.remote == StateActive)
 	s.trafficOK.Store(ok)
+	s.dataOK.Store(!s.ended && ((s.passive && s.remote == StateActive) || (s.active && s.local == StateActive)))
 	if ok {
 		s.wasActive.Store(true)
 	}
@@ -209,6 +211,7 @@ func (s *session) end(reason string) {
 		}
 		s.local, s.remote = StateDown, StateDown
 		s.trafficOK.Store(false)
+		s.dataOK.Store(false)
 		s.mu.Unlock()
 		close(s.done)
 		_ = s.conn.Close()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pion/sctp"
 )
@@ -22,6 +23,7 @@ type pionConn struct {
 
 	mu      sync.Mutex
 	streams map[uint16]*pionStream
+	fast    [64]atomic.Pointer[pionStream] // lock-free lookup for the usual stream numbers
 
 	in       chan inbound
 	handler  func(b []byte, stream uint16, ppid uint32)
@@ -135,6 +137,9 @@ func (c *pionConn) addStreamLocked(s *sctp.Stream) *pionStream {
 		}
 	})
 	c.streams[s.StreamIdentifier()] = ps
+	if id := s.StreamIdentifier(); int(id) < len(c.fast) {
+		c.fast[id].Store(ps)
+	}
 	if !c.finished {
 		c.readers.Add(1)
 		go c.readStream(s)
@@ -254,6 +259,11 @@ func (c *pionConn) ReadMsg(b []byte) (int, uint16, uint32, error) {
 }
 
 func (c *pionConn) stream(id uint16) (*pionStream, error) {
+	if int(id) < len(c.fast) {
+		if ps := c.fast[id].Load(); ps != nil {
+			return ps, nil
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ps, ok := c.streams[id]; ok {

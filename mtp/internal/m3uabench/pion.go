@@ -14,7 +14,9 @@ import (
 
 // Bare pion/sctp between the processes: the same association options the
 // udp transport uses (interleaving off, 4 MiB receive window, non-blocking
-// writes held back above 1 MiB buffered), one stream, no M3UA.
+// writes held back above 1 MiB buffered), no M3UA. With -pionstreams N > 1
+// messages go round-robin over streams 1..N and each stream has its own
+// reader, as the M3UA transport does.
 
 const maxBuffered = 1 << 20
 
@@ -57,24 +59,30 @@ func (c *serverConn) Write(b []byte) (int, error) {
 
 func (c *serverConn) RemoteAddr() net.Addr { return c.peer }
 
-func writeHeld(s *sctp.Stream, low chan struct{}, b []byte) error {
-	for s.BufferedAmount() > maxBuffered {
-		<-low
-	}
-	_, err := s.WriteSCTP(b, sctp.PayloadTypeWebRTCBinary)
-	return err
+// heldStream writes with the transport's backpressure.
+type heldStream struct {
+	s   *sctp.Stream
+	low chan struct{}
 }
 
-func lowSignal(s *sctp.Stream) chan struct{} {
-	low := make(chan struct{}, 1)
+func newHeld(s *sctp.Stream) *heldStream {
+	h := &heldStream{s: s, low: make(chan struct{}, 1)}
 	s.SetBufferedAmountLowThreshold(maxBuffered / 2)
 	s.OnBufferedAmountLow(func() {
 		select {
-		case low <- struct{}{}:
+		case h.low <- struct{}{}:
 		default:
 		}
 	})
-	return low
+	return h
+}
+
+func (h *heldStream) write(b []byte) error {
+	for h.s.BufferedAmount() > maxBuffered {
+		<-h.low
+	}
+	_, err := h.s.WriteSCTP(b, sctp.PayloadTypeWebRTCBinary)
+	return err
 }
 
 func pionServer(mode string, count int) error {
@@ -93,24 +101,42 @@ func pionServer(mode string, count int) error {
 	if err != nil {
 		return err
 	}
-	s, err := a.AcceptStream()
-	if err != nil {
-		return err
-	}
-	low := lowSignal(s)
-	buf := make([]byte, 65536)
-	before := mallocs()
-	for i := 0; i < count; i++ {
-		n, _, err := s.ReadSCTP(buf)
-		if err != nil {
-			return err
-		}
-		if mode == "rr" || i == count-1 {
-			if err := writeHeld(s, low, buf[:n]); err != nil {
-				return err
+	var (
+		mu     sync.Mutex
+		got    int
+		before = mallocs()
+		done   = make(chan struct{})
+	)
+	// One reader per stream, each answering on its own stream.
+	go func() {
+		for {
+			s, err := a.AcceptStream()
+			if err != nil {
+				return
 			}
+			go func() {
+				h := newHeld(s)
+				buf := make([]byte, 65536)
+				for {
+					n, _, err := s.ReadSCTP(buf)
+					if err != nil {
+						return
+					}
+					mu.Lock()
+					got++
+					last := got == count
+					mu.Unlock()
+					if mode == "rr" || last {
+						_ = h.write(buf[:n])
+					}
+					if last {
+						close(done)
+					}
+				}
+			}()
 		}
-	}
+	}()
+	<-done
 	fmt.Printf("ALLOCS %.2f\n", perMsg(before, count))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -140,38 +166,47 @@ func pionClient(addr, mode string, count int) (rate, allocs float64, err error) 
 		return 0, 0, err
 	}
 	defer a.Close()
-	s, err := a.OpenStream(1, sctp.PayloadTypeWebRTCBinary)
-	if err != nil {
-		return 0, 0, err
+	streams := make([]*heldStream, *pionN)
+	replies := make(chan struct{}, 1024)
+	for i := range streams {
+		s, err := a.OpenStream(uint16(i+1), sctp.PayloadTypeWebRTCBinary)
+		if err != nil {
+			return 0, 0, err
+		}
+		streams[i] = newHeld(s)
+		go func() {
+			buf := make([]byte, 65536)
+			for {
+				if _, _, err := s.ReadSCTP(buf); err != nil {
+					return
+				}
+				replies <- struct{}{}
+			}
+		}()
 	}
-	low := lowSignal(s)
 	msg := make([]byte, *payload)
-	buf := make([]byte, 65536)
+	send := func(i int) error { return streams[i%len(streams)].write(msg) }
 	before := mallocs()
 	start := time.Now()
 	switch mode {
 	case "oneway":
 		for i := 0; i < count; i++ {
-			if err := writeHeld(s, low, msg); err != nil {
+			if err := send(i); err != nil {
 				return 0, 0, err
 			}
 		}
-		if _, _, err := s.ReadSCTP(buf); err != nil {
-			return 0, 0, err
-		}
+		<-replies
 	case "rr":
 		sent := 0
 		for ; sent < *window; sent++ {
-			if err := writeHeld(s, low, msg); err != nil {
+			if err := send(sent); err != nil {
 				return 0, 0, err
 			}
 		}
 		for got := 0; got < count; got++ {
-			if _, _, err := s.ReadSCTP(buf); err != nil {
-				return 0, 0, err
-			}
+			<-replies
 			if sent < count {
-				if err := writeHeld(s, low, msg); err != nil {
+				if err := send(sent); err != nil {
 					return 0, 0, err
 				}
 				sent++
