@@ -114,10 +114,61 @@ func (s *session) handleData(b []byte, stream uint16) {
 		return
 	}
 	a := s.peer.Load()
+	if s.holdEarly(b, stream) {
+		return
+	}
 	if !s.dataOK.Load() || a == nil {
 		s.unexpected(b)
 		return
 	}
+	s.deliverData(a, b)
+}
+
+// maxEarly bounds the DATA held while waiting for an ASP Active Ack.
+const maxEarly = 4096
+
+// holdEarly keeps DATA that overtook the ASP Active Ack (and any DATA that
+// arrives while held DATA is being delivered, so each stream stays in order).
+func (s *session) holdEarly(b []byte, stream uint16) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	holding := s.early != nil
+	waiting := !s.dataOK.Load() && s.active && s.pend == pendActive
+	if (!holding && !waiting) || len(s.early) >= maxEarly {
+		return false
+	}
+	if s.early == nil {
+		s.early = make([][]byte, 0, 16)
+	}
+	s.early = append(s.early, append([]byte(nil), b...))
+	return true
+}
+
+// releaseEarly delivers the held DATA once traffic may flow; DATA arriving
+// meanwhile joins the queue until it is empty.
+func (s *session) releaseEarly() {
+	for {
+		s.mu.Lock()
+		batch := s.early
+		if len(batch) == 0 {
+			s.early = nil
+			s.mu.Unlock()
+			return
+		}
+		s.early = s.early[:0:0]
+		s.mu.Unlock()
+		a := s.peer.Load()
+		for _, b := range batch {
+			if a == nil || !s.dataOK.Load() {
+				s.unexpected(b)
+				continue
+			}
+			s.deliverData(a, b)
+		}
+	}
+}
+
+func (s *session) deliverData(a *Association, b []byte) {
 	var d dataFields
 	if err := decodeData(b, &d); err != nil {
 		s.e.stats.Malformed.Add(1)
@@ -217,6 +268,7 @@ func (s *session) handleAck(b []byte, p pending) {
 	case next == pendActive:
 		s.request(pendActive, s.aspActive())
 	case p == pendActive:
+		s.releaseEarly()
 		s.audit()
 	}
 }

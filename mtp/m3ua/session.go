@@ -60,6 +60,10 @@ type session struct {
 	remoteRCs []uint32
 	reported  State
 	pend      pending
+	// early holds DATA that arrived while our ASP Active awaited its Ack: the
+	// peer sent it after its Ack, but on another stream, so it may overtake
+	// the Ack. It is delivered, in order, once the Ack is in (nil: not holding).
+	early     [][]byte
 	pendMsg   []byte
 	pendDone  chan struct{}
 	tackTimer Timer
