@@ -96,3 +96,13 @@ func TestConfigsAndWrite(t *testing.T) {
 		t.Fatalf("%s", md)
 	}
 }
+
+func TestMedianRun(t *testing.T) {
+	row := median([]Row{{Goodput: 30, P99MS: 3}, {Goodput: 10, P99MS: 1}, {Goodput: 20, P99MS: 2}})
+	if row.Goodput != 20 || len(row.Runs) != 3 || row.Runs[0].Goodput != 30 {
+		t.Fatalf("%+v", row)
+	}
+	if one := median([]Row{{Goodput: 5}}); one.Goodput != 5 || one.Runs != nil {
+		t.Fatalf("%+v", one)
+	}
+}

@@ -1,12 +1,14 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/isupgw/isupgw/loadgen"
@@ -47,6 +49,15 @@ type Row struct {
 	RecoveryMS *float64 `json:"recovery_ms"`
 	KeptUp     bool     `json:"generator_kept_up"`
 	MaxLagMS   float64  `json:"generator_max_lag_ms"`
+	// Runs: with --repeat, each run's goodput and p99 (the row is the run
+	// with the median goodput).
+	Runs []RunBrief `json:"runs,omitempty"`
+}
+
+// RunBrief is one run of a repeated row.
+type RunBrief struct {
+	Goodput float64 `json:"goodput_per_s"`
+	P99MS   float64 `json:"admitted_p99_ms"`
 }
 
 // Results is everything a run found.
@@ -84,7 +95,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	}
 	res := &Results{Started: time.Now(), Settings: map[string]Settings{}, Configs: map[string]string{},
 		Options: map[string]string{"hold": o.Hold.String(), "conns": fmt.Sprint(o.Conns), "search_step": o.SearchStep.String(),
-			"warm": o.Warm.String(), "overload": o.Overload.String(), "recover": o.Recover.String()}}
+			"warm": o.Warm.String(), "overload": o.Overload.String(), "recover": o.Recover.String(), "repeat": fmt.Sprint(max(1, o.Repeat))}}
 	res.Machine = Describe()
 	logf("bench: %s", res.Machine.Line())
 	tmp, err := os.MkdirTemp("", "isupgw-bench-")
@@ -143,15 +154,23 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 				return nil
 			}
 			for _, m := range o.Multipliers {
-				w := raw(fmt.Sprintf("%s-%gx", mode, m))
-				row, err := overload(ctx, &o, p, control, m, res.Capacity, w)
-				w.Close()
-				if err != nil {
-					return err
+				var runs []Row
+				for i := range max(1, o.Repeat) {
+					name := fmt.Sprintf("%s-%gx", mode, m)
+					if o.Repeat > 1 {
+						name += fmt.Sprintf("-run%d", i+1)
+					}
+					w := raw(name)
+					row, err := overload(ctx, &o, p, control, m, res.Capacity, w)
+					w.Close()
+					if err != nil {
+						return err
+					}
+					logf("bench: %s %gx: %s", mode, m, row.Brief())
+					runs = append(runs, row)
+					p.settle(ctx, 30*time.Second)
 				}
-				res.Rows = append(res.Rows, row)
-				logf("bench: %s %gx: %s", mode, m, row.Brief())
-				p.settle(ctx, 30*time.Second)
+				res.Rows = append(res.Rows, median(runs))
 			}
 			return nil
 		}()
@@ -165,6 +184,20 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	res.Finished = time.Now()
 	res.Machine.LoadAfter = loadAvg()
 	return res, Write(o.Out, res)
+}
+
+// median is the run with the median goodput, with every run's goodput and
+// p99 noted.
+func median(runs []Row) Row {
+	sorted := slices.Clone(runs)
+	slices.SortFunc(sorted, func(a, b Row) int { return cmp.Compare(a.Goodput, b.Goodput) })
+	row := sorted[len(sorted)/2]
+	if len(runs) > 1 {
+		for _, r := range runs {
+			row.Runs = append(row.Runs, RunBrief{Goodput: r.Goodput, P99MS: r.P99MS})
+		}
+	}
+	return row
 }
 
 type nopCloser struct{ io.Writer }
@@ -220,13 +253,18 @@ func search(ctx context.Context, o *Options, p *pair, res *Results, raw io.Write
 	return lo, nil
 }
 
+// watchPeriod is how often both gateways' /metrics are read during an
+// overload run: often enough to time the recovery to tens of milliseconds, not
+// so often that the scrapes take a noticeable share of the CPUs.
+const watchPeriod = 50 * time.Millisecond
+
 // overload runs half the capacity, then m times it, then half again, and
 // measures.
 func overload(ctx context.Context, o *Options, p *pair, control bool, m, capacity float64, raw io.Writer) (Row, error) {
 	base := capacity / 2
 	sched := fmt.Sprintf("%.0f:%s,%.0f:%s,%.0f:%s", base, o.Warm, m*capacity, o.Overload, base, o.Recover)
 	wctx, stop := context.WithCancel(ctx)
-	samples := watch(wctx, p, 20*time.Millisecond)
+	samples := watch(wctx, p, watchPeriod)
 	secs, fin, err := p.load(ctx, o, sched, raw)
 	stop()
 	all := samples()

@@ -53,6 +53,9 @@ type Options struct {
 	SkipOverload bool
 	// Control is "on" or "off" to run one mode only ("" both).
 	Control string
+	// Repeat runs each overload this many times and keeps the run with the
+	// median goodput (default 1).
+	Repeat int
 }
 
 func (o *Options) defaults() error {

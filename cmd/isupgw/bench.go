@@ -51,6 +51,7 @@ average to fall below it first; the results record the load either way.`,
 			&cli.StringFlag{Name: "level1-delay", Value: "50ms", Usage: "control on: level 1 at this probe delay"},
 			&cli.StringFlag{Name: "level1-average", Value: "30ms", Usage: "control on: level 1 at this average"},
 			&cli.StringFlag{Name: "clear-average", Value: "10ms", Usage: "control on: back to no congestion below this average"},
+			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run each overload this many times; the table shows the run with the median goodput"},
 			&cli.IntFlag{Name: "cics", Value: 4000, Usage: "circuits between the gateways (ITU: at most 4096)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -74,7 +75,7 @@ average to fall below it first; the results record the load either way.`,
 				SearchFrom: c.Float64("search-from"), SearchStep: c.Duration("search-step"), Multipliers: mults,
 				Overload: c.Duration("overload"), Hold: c.Duration("hold"), Conns: c.Int("conns"),
 				WaitLoad: c.Float64("wait-load"), WaitMax: c.Duration("wait-max"), Log: c.App.ErrWriter,
-				KeepLogs: c.Bool("keep-logs"), SkipOverload: c.Bool("search-only"), Control: c.String("control")})
+				KeepLogs: c.Bool("keep-logs"), SkipOverload: c.Bool("search-only"), Control: c.String("control"), Repeat: c.Int("repeat")})
 			if err != nil {
 				return err
 			}
