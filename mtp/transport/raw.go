@@ -140,41 +140,21 @@ func reservePort(local netip.AddrPort) (*net.UDPConn, uint16, error) {
 
 // rawPath is one association's share of the raw socket.
 type rawPath struct {
+	inbox
 	m       *rawMux
 	key     rawKey
-	q       chan []byte
-	done    chan struct{}
-	once    sync.Once
 	onClose func()
 }
 
 func newRawPath(m *rawMux, key rawKey) *rawPath {
-	return &rawPath{m: m, key: key, q: make(chan []byte, peerQueue), done: make(chan struct{})}
-}
-
-func (p *rawPath) push(pkt []byte) {
-	b := append([]byte(nil), pkt...)
-	select {
-	case p.q <- b:
-	case <-p.done:
-	default:
-	}
-}
-
-func (p *rawPath) readPacket(b []byte) (int, error) {
-	select {
-	case pkt := <-p.q:
-		return copy(b, pkt), nil
-	case <-p.done:
-		return 0, net.ErrClosed
-	}
+	p := &rawPath{m: m, key: key}
+	p.init()
+	return p
 }
 
 func (p *rawPath) writePacket(b []byte) error {
-	select {
-	case <-p.done:
-		return net.ErrClosed
-	default:
+	if err := p.closedErr(); err != nil {
+		return err
 	}
 	_, err := p.m.ipc.WriteToIP(b, &net.IPAddr{IP: p.key.remote.AsSlice()})
 	return err

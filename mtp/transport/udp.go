@@ -170,7 +170,8 @@ func (l *udpListener) dispatch(pkt []byte, from netip.AddrPort) {
 			}
 			return
 		}
-		p = &udpPeerPath{l: l, from: from, q: make(chan []byte, peerQueue), done: make(chan struct{})}
+		p = &udpPeerPath{l: l, from: from}
+		p.init()
 		l.peers[from] = p
 		src, _ := packetPorts(pkt)
 		go l.handshake(p, src)
@@ -225,36 +226,14 @@ func (l *udpListener) forget(p *udpPeerPath) {
 
 // udpPeerPath is one association's share of the listener socket.
 type udpPeerPath struct {
+	inbox
 	l    *udpListener
 	from netip.AddrPort
-	q    chan []byte
-	done chan struct{}
-	once sync.Once
-}
-
-func (p *udpPeerPath) push(pkt []byte) {
-	b := append([]byte(nil), pkt...)
-	select {
-	case p.q <- b:
-	case <-p.done:
-	default: // queue full: drop, as a socket buffer would; SCTP retransmits
-	}
-}
-
-func (p *udpPeerPath) readPacket(b []byte) (int, error) {
-	select {
-	case pkt := <-p.q:
-		return copy(b, pkt), nil
-	case <-p.done:
-		return 0, net.ErrClosed
-	}
 }
 
 func (p *udpPeerPath) writePacket(b []byte) error {
-	select {
-	case <-p.done:
-		return net.ErrClosed
-	default:
+	if err := p.closedErr(); err != nil {
+		return err
 	}
 	_, err := p.l.uc.WriteToUDPAddrPort(b, p.from)
 	return err
