@@ -65,7 +65,7 @@ func Answer(ctx context.Context, o AnswerOptions) error {
 		ctx, cancel = context.WithTimeout(ctx, o.Duration)
 		defer cancel()
 	}
-	a := &answerer{o: o, st: &answerStats{causes: map[string]uint64{}}, wake: make(chan struct{}, 1)}
+	a := &answerer{o: o, st: &answerStats{causes: map[string]uint64{}}, delay: newDelayQueue(o.Now)}
 	defer func() {
 		for _, c := range a.conns {
 			c.close()
@@ -86,7 +86,7 @@ func Answer(ctx context.Context, o AnswerOptions) error {
 	dctx, stopDelay := context.WithCancel(context.Background())
 	defer stopDelay()
 	if o.Delay > 0 {
-		go a.delayer(dctx)
+		go a.delay.run(dctx, a.take)
 	}
 	st := a.st
 	start := o.Now()
@@ -128,9 +128,7 @@ type answerer struct {
 	o     AnswerOptions
 	st    *answerStats
 	conns []*hconn
-	mu    sync.Mutex
-	queue []heldCall // incoming calls waiting out the delay, in order
-	wake  chan struct{}
+	delay *delayQueue // incoming calls waiting out the answer delay
 }
 
 func emitAnswer(o AnswerOptions, s AnswerSecond) {
@@ -187,16 +185,7 @@ func (a *answerer) onEvent(c *hconn, e event) {
 			a.take(e.call, c)
 			return
 		}
-		a.mu.Lock()
-		a.queue = append(a.queue, heldCall{due: a.o.Now().Add(a.o.Delay), call: e.call, conn: c})
-		first := len(a.queue) == 1
-		a.mu.Unlock()
-		if first {
-			select {
-			case a.wake <- struct{}{}:
-			default:
-			}
-		}
+		a.delay.add(a.o.Delay, e.call, c)
 	case "released":
 		st.active.Add(-1)
 		st.add(func() {
@@ -204,36 +193,5 @@ func (a *answerer) onEvent(c *hconn, e event) {
 			st.tReleased++
 			st.causes[causeName(e.cause)]++
 		})
-	}
-}
-
-// delayer takes the delayed calls as they fall due.
-func (a *answerer) delayer(ctx context.Context) {
-	t := time.NewTimer(time.Hour)
-	defer t.Stop()
-	for {
-		a.mu.Lock()
-		now := a.o.Now()
-		n := 0
-		for n < len(a.queue) && !a.queue[n].due.After(now) {
-			n++
-		}
-		due := append([]heldCall(nil), a.queue[:n]...)
-		a.queue = a.queue[n:]
-		wait := time.Hour
-		if len(a.queue) > 0 {
-			wait = a.queue[0].due.Sub(now)
-		}
-		a.mu.Unlock()
-		for _, h := range due {
-			a.take(h.call, h.conn)
-		}
-		t.Reset(wait)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-a.wake:
-		}
 	}
 }

@@ -284,7 +284,7 @@ func Run(ctx context.Context, o Options) (*Final, error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
-	g := &generator{o: o, st: newStats(o.Now, len(o.Schedule), o.ReleaseCause), holdWake: make(chan struct{}, 1)}
+	g := &generator{o: o, st: newStats(o.Now, len(o.Schedule), o.ReleaseCause), held: newDelayQueue(o.Now)}
 	if len(o.Routes) > 0 {
 		for _, r := range o.Routes {
 			q, _ := json.Marshal(r)
@@ -314,17 +314,8 @@ type generator struct {
 	routes [][]byte // quoted route names
 	st     *stats
 	out    sync.Mutex
-	// Answered calls waiting out their hold, in the order they are due (the
-	// hold is the same for all).
-	holdMu   sync.Mutex
-	held     []heldCall
-	holdWake chan struct{}
-}
-
-type heldCall struct {
-	due  time.Time
-	call uint64
-	conn *hconn
+	// Answered calls waiting out their hold.
+	held *delayQueue
 }
 
 func (g *generator) emit(v any, text string) {
@@ -342,7 +333,7 @@ func (g *generator) run(ctx context.Context) (*Final, error) {
 	o, st := g.o, g.st
 	holdCtx, stopHold := context.WithCancel(context.Background())
 	defer stopHold()
-	go g.holder(holdCtx)
+	go g.held.run(holdCtx, g.release)
 	st.start = o.Now()
 	p := newPacer(o.Schedule)
 	nextReport := st.start.Add(time.Second)
@@ -486,51 +477,11 @@ func (g *generator) hold(call uint64, c *hconn) {
 		g.release(call, c)
 		return
 	}
-	g.holdMu.Lock()
-	g.held = append(g.held, heldCall{due: g.o.Now().Add(g.o.Hold), call: call, conn: c})
-	first := len(g.held) == 1
-	g.holdMu.Unlock()
-	if first {
-		select {
-		case g.holdWake <- struct{}{}:
-		default:
-		}
-	}
+	g.held.add(g.o.Hold, call, c)
 }
 
 func (g *generator) release(call uint64, c *hconn) {
 	c.send(pend{}, func(b []byte, seq uint64) []byte {
 		return appendCallRequest(b, "release", seq, call, g.o.ReleaseCause)
 	})
-}
-
-// holder releases held calls as they fall due.
-func (g *generator) holder(ctx context.Context) {
-	t := time.NewTimer(time.Hour)
-	defer t.Stop()
-	for {
-		g.holdMu.Lock()
-		now := g.o.Now()
-		n := 0
-		for n < len(g.held) && !g.held[n].due.After(now) {
-			n++
-		}
-		due := append([]heldCall(nil), g.held[:n]...)
-		g.held = g.held[n:]
-		var wait time.Duration = time.Hour
-		if len(g.held) > 0 {
-			wait = g.held[0].due.Sub(now)
-		}
-		g.holdMu.Unlock()
-		for _, h := range due {
-			g.release(h.call, h.conn)
-		}
-		t.Reset(wait)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-g.holdWake:
-		}
-	}
 }
