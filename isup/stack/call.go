@@ -366,11 +366,7 @@ func (c *core) onREL(p int, ci int32, m *isup.Release) {
 	}
 	// Whatever the state (a call, our own REL crossing theirs, our RSC, idle):
 	// answer with RLC and the circuit is idle.
-	if cc.pend&pendRSC != 0 {
-		cc.pend &^= pendRSC
-		c.stopTimer(ci, tT16)
-		c.stopTimer(ci, tT17)
-	}
+	c.endPending(ci, pendRSC)
 	c.send(p, &isup.ReleaseComplete{Circuit: isup.Circuit{CIC: cc.cic}})
 	c.idle(ci)
 }
@@ -379,10 +375,7 @@ func (c *core) onREL(p int, ci int32, m *isup.Release) {
 func (c *core) onRLC(p int, ci int32) {
 	cc := &c.circuits[ci]
 	switch {
-	case cc.pend&pendRSC != 0:
-		cc.pend &^= pendRSC
-		c.stopTimer(ci, tT16)
-		c.stopTimer(ci, tT17)
+	case c.endPending(ci, pendRSC):
 		c.idle(ci)
 	case cc.state == csReleasing:
 		c.idle(ci)

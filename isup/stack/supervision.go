@@ -94,17 +94,15 @@ func (c *core) setLocalBlocking(p int, head int32, cic uint16, rng uint8, hw, bl
 		cc := &c.circuits[head]
 		if block {
 			cc.block |= bit
-			cc.pend = cc.pend&^pendUBL | pendBLO
-			c.stopTimer(head, tT14)
-			c.stopTimer(head, tT15)
+			c.endPending(head, pendUBL)
+			cc.pend |= pendBLO
 			c.send(p, &isup.Simple{Kind: isup.BLO, Circuit: isup.Circuit{CIC: cic}})
 			c.startTimer(head, tT12)
 			c.startTimer(head, tT13)
 		} else {
 			cc.block &^= bit
-			cc.pend = cc.pend&^pendBLO | pendUBL
-			c.stopTimer(head, tT12)
-			c.stopTimer(head, tT13)
+			c.endPending(head, pendBLO)
+			cc.pend |= pendUBL
 			c.send(p, &isup.Simple{Kind: isup.UBL, Circuit: isup.Circuit{CIC: cic}})
 			c.startTimer(head, tT14)
 			c.startTimer(head, tT15)
@@ -253,26 +251,34 @@ func (c *core) onUBL(p int, ci int32) {
 	c.refresh(ci)
 }
 
-func (c *core) onBLA(p int, ci int32) {
+// pendingTimers are the two timers (repeat, alert) of each request awaiting an
+// acknowledgement.
+var pendingTimers = map[uint8][2]timerKind{pendBLO: {tT12, tT13}, pendUBL: {tT14, tT15}, pendRSC: {tT16, tT17}}
+
+// endPending ends a request awaiting acknowledgement (BLO, UBL, RSC) and stops
+// its timers; it reports whether the request was pending.
+func (c *core) endPending(ci int32, bit uint8) bool {
 	cc := &c.circuits[ci]
-	if cc.pend&pendBLO == 0 {
-		c.stats.Unexpected++
-		return
+	if cc.pend&bit == 0 {
+		return false
 	}
-	cc.pend &^= pendBLO
-	c.stopTimer(ci, tT12)
-	c.stopTimer(ci, tT13)
+	cc.pend &^= bit
+	t := pendingTimers[bit]
+	c.stopTimer(ci, t[0])
+	c.stopTimer(ci, t[1])
+	return true
+}
+
+func (c *core) onBLA(p int, ci int32) {
+	if !c.endPending(ci, pendBLO) {
+		c.stats.Unexpected++
+	}
 }
 
 func (c *core) onUBA(p int, ci int32) {
-	cc := &c.circuits[ci]
-	if cc.pend&pendUBL == 0 {
+	if !c.endPending(ci, pendUBL) {
 		c.stats.Unexpected++
-		return
 	}
-	cc.pend &^= pendUBL
-	c.stopTimer(ci, tT14)
-	c.stopTimer(ci, tT15)
 }
 
 // onRSC: the far end resets one circuit.
@@ -280,11 +286,7 @@ func (c *core) onRSC(p int, ci int32) {
 	cc := &c.circuits[ci]
 	c.resetCircuitLocally(p, ci, "circuit reset by the far end")
 	cc.block &^= blkRemoteMaint
-	if cc.pend&pendRSC != 0 { // both ends reset at once: their RSC completes ours
-		cc.pend &^= pendRSC
-		c.stopTimer(ci, tT16)
-		c.stopTimer(ci, tT17)
-	}
+	c.endPending(ci, pendRSC) // both ends reset at once: their RSC completes ours
 	c.send(p, &isup.ReleaseComplete{Circuit: isup.Circuit{CIC: cc.cic}})
 	if cc.block&blkLocalMaint != 0 {
 		// Q.764 §2.9.3.1: a locally blocked circuit is re-announced after a reset.
@@ -323,11 +325,7 @@ func (c *core) onGroupReset(p int, ci int32, m *isup.GroupReset) {
 			cc := &c.circuits[ci]
 			c.resetCircuitLocally(p, ci, "circuit group reset by the far end")
 			cc.block &^= blkRemoteMaint
-			if cc.pend&pendRSC != 0 {
-				cc.pend &^= pendRSC
-				c.stopTimer(ci, tT16)
-				c.stopTimer(ci, tT17)
-			}
+			c.endPending(ci, pendRSC)
 			if cc.block&blkLocalMaint != 0 {
 				gra.RangeAndStatus.SetBit(i, true)
 			}
