@@ -72,9 +72,8 @@ func Answer(ctx context.Context, o AnswerOptions) error {
 		}
 	}()
 	for i := range o.Conns {
-		var c *hconn
 		c, err := dialConn(ctx, o.Network, o.Address, o.Token, o.App, true,
-			func(p pend, r reply) { a.onReply(p, r) }, func(e event) { a.onEvent(c, e) })
+			func(_ *hconn, p pend, r reply) { a.onReply(p, r) }, a.onEvent)
 		if err != nil {
 			return fmt.Errorf("answer: connection %d to %s: %w", i+1, o.Address, err)
 		}

@@ -297,9 +297,7 @@ func Run(ctx context.Context, o Options) (*Final, error) {
 		}
 	}()
 	for i := range o.Conns {
-		var c *hconn
-		c, err := dialConn(ctx, o.Network, o.Address, o.Token, o.App, false,
-			func(p pend, r reply) { g.onReply(c, p, r) }, func(e event) { g.onEvent(c, e) })
+		c, err := dialConn(ctx, o.Network, o.Address, o.Token, o.App, false, g.onReply, g.onEvent)
 		if err != nil {
 			return nil, fmt.Errorf("load: connection %d to %s: %w", i+1, o.Address, err)
 		}

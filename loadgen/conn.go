@@ -36,9 +36,10 @@ type hconn struct {
 	err     error
 
 	// onReply gets the answer of a request sent with a pending record;
-	// onEvent every event line. Both run on the reader goroutine.
-	onReply func(p pend, r reply)
-	onEvent func(e event)
+	// onEvent every event line. Both run on the reader goroutine and are
+	// given the connection, which may deliver before dialConn returns it.
+	onReply func(c *hconn, p pend, r reply)
+	onEvent func(c *hconn, e event)
 }
 
 // maxBuffered bounds the lines waiting to be written: beyond it senders wait,
@@ -78,7 +79,7 @@ type event struct {
 }
 
 // dialConn connects, says hello and starts the reader and writer.
-func dialConn(ctx context.Context, network, address, token, app string, incoming bool, onReply func(pend, reply), onEvent func(event)) (*hconn, error) {
+func dialConn(ctx context.Context, network, address, token, app string, incoming bool, onReply func(*hconn, pend, reply), onEvent func(*hconn, event)) (*hconn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, network, address)
 	if err != nil {
@@ -87,12 +88,12 @@ func dialConn(ctx context.Context, network, address, token, app string, incoming
 	c := &hconn{nc: nc, pending: map[uint64]pend{}, wake: make(chan struct{}, 1), done: make(chan struct{}), onEvent: onEvent}
 	c.cond = sync.NewCond(&c.mu)
 	hello := make(chan reply, 1)
-	c.onReply = func(p pend, r reply) {
+	c.onReply = func(c *hconn, p pend, r reply) {
 		if p.kind == reqHello {
 			hello <- r
 			return
 		}
-		onReply(p, r)
+		onReply(c, p, r)
 	}
 	go c.reader()
 	go c.writer()
@@ -220,10 +221,10 @@ func (c *hconn) reader() {
 				if p.kind == reqHello {
 					r.hello = append([]byte(nil), line...)
 				}
-				c.onReply(p, r)
+				c.onReply(c, p, r)
 			}
 		default:
-			c.onEvent(event{typ: f.typ, call: f.call, cause: uint8(f.cause), acl: uint8(f.acl), remote: f.remote})
+			c.onEvent(c, event{typ: f.typ, call: f.call, cause: uint8(f.cause), acl: uint8(f.acl), remote: f.remote})
 		}
 	}
 }
