@@ -83,9 +83,11 @@ type core struct {
 	calls      map[CallID]*call
 	nextID     CallID
 	timerq     timerHeap
-	timerOrd   uint64
-	groupOps   map[int32]groupOp
-	stats      Stats
+	// timerqMax is the queue length at which stale entries are swept out.
+	timerqMax int
+	timerOrd  uint64
+	groupOps  map[int32]groupOp
+	stats     Stats
 	// out sends an encoded message; it must not keep payload after returning.
 	out  func(lbl mtp.Label, payload []byte)
 	emit func(Event)

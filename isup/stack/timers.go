@@ -1,9 +1,6 @@
 package stack
 
-import (
-	"container/heap"
-	"time"
-)
+import "time"
 
 // timerKind names an ISUP timer.
 type timerKind uint8
@@ -60,19 +57,59 @@ type timerEntry struct {
 	seq  uint32
 }
 
+// timerHeap is a min-heap of expiries by deadline, then start order. It is
+// typed rather than container/heap, which boxes every entry it is given.
 type timerHeap []timerEntry
 
-func (h timerHeap) Len() int { return len(h) }
-func (h timerHeap) Less(i, j int) bool {
+func (h timerHeap) less(i, j int) bool {
 	return h[i].at < h[j].at || h[i].at == h[j].at && h[i].ord < h[j].ord
 }
-func (h timerHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *timerHeap) Push(x any)   { *h = append(*h, x.(timerEntry)) }
-func (h *timerHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
+
+func (h *timerHeap) push(e timerEntry) {
+	*h = append(*h, e)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q[i], q[p] = q[p], q[i]
+		i = p
+	}
+}
+
+func (h *timerHeap) pop() timerEntry {
+	q := *h
+	e := q[0]
+	n := len(q) - 1
+	q[0] = q[n]
+	*h = q[:n]
+	h.down(0)
 	return e
+}
+
+func (h timerHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+func (h timerHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
 }
 
 // startTimer (re)starts a circuit timer.
@@ -83,8 +120,48 @@ func (c *core) startTimer(ci int32, k timerKind) {
 	}
 	cc.timers[k]++
 	cc.running |= 1 << k
+	c.pushTimer(timerEntry{at: c.now.Add(c.cfg.Timers.duration(k)).UnixNano(), circ: ci, kind: k, seq: cc.timers[k]})
+}
+
+// pushTimer queues an expiry. Stopped timers leave stale entries behind, and
+// long timers (T7, T9) stay queued for tens of seconds: at thousands of calls
+// a second the queue would hold millions of dead entries, and each doubling
+// of it stalled the loop. So once it doubles since the last sweep, the stale
+// entries go (amortised O(1) per timer; the queue stays within twice the
+// running timers, plus a floor).
+func (c *core) pushTimer(e timerEntry) {
+	if len(c.timerq) >= c.timerqMax {
+		c.sweepTimers()
+	}
 	c.timerOrd++
-	heap.Push(&c.timerq, timerEntry{at: c.now.Add(c.cfg.Timers.duration(k)).UnixNano(), ord: c.timerOrd, circ: ci, kind: k, seq: cc.timers[k]})
+	e.ord = c.timerOrd
+	c.timerq.push(e)
+}
+
+// timerFloor is the queue length below which no sweep is worth it.
+const timerFloor = 4096
+
+func (c *core) sweepTimers() {
+	live := c.timerq[:0]
+	for _, e := range c.timerq {
+		if c.timerLive(e) {
+			live = append(live, e)
+		}
+	}
+	clear(c.timerq[len(live):])
+	c.timerq = live
+	c.timerq.init()
+	c.timerqMax = 2*len(live) + timerFloor
+}
+
+// timerLive reports whether an entry is still its timer's current run.
+func (c *core) timerLive(e timerEntry) bool {
+	if e.circ < 0 {
+		pr := &c.peers[-1-e.circ]
+		return pr.running&(1<<e.kind) != 0 && pr.timerSeq[e.kind] == e.seq
+	}
+	cc := &c.circuits[e.circ]
+	return cc.running&(1<<e.kind) != 0 && cc.timers[e.kind] == e.seq
 }
 
 // stopTimer stops a circuit timer; a stopped timer's entry expires as a no-op.
@@ -113,8 +190,7 @@ func (c *core) startPeerTimer(p int, k timerKind) {
 	pr := &c.peers[p]
 	pr.timerSeq[k]++
 	pr.running |= 1 << k
-	c.timerOrd++
-	heap.Push(&c.timerq, timerEntry{at: c.now.Add(c.cfg.Timers.duration(k)).UnixNano(), ord: c.timerOrd, circ: int32(-1 - p), kind: k, seq: pr.timerSeq[k]})
+	c.pushTimer(timerEntry{at: c.now.Add(c.cfg.Timers.duration(k)).UnixNano(), circ: int32(-1 - p), kind: k, seq: pr.timerSeq[k]})
 }
 
 func (c *core) stopPeerTimer(p int, k timerKind) {
@@ -138,27 +214,22 @@ func (c *core) nextDeadline() (time.Time, bool) {
 func (c *core) advance(now time.Time) {
 	limit := now.UnixNano()
 	for len(c.timerq) > 0 && c.timerq[0].at <= limit {
-		e := heap.Pop(&c.timerq).(timerEntry)
+		e := c.timerq.pop()
 		// A timer restarted on expiry counts from its own deadline, not from
 		// whenever the loop got round to it.
 		if at := time.Unix(0, e.at); at.After(c.now) {
 			c.now = at
 		}
+		if !c.timerLive(e) {
+			continue
+		}
 		if e.circ < 0 {
 			p := int(-1 - e.circ)
-			pr := &c.peers[p]
-			if pr.running&(1<<e.kind) == 0 || pr.timerSeq[e.kind] != e.seq {
-				continue
-			}
-			pr.running &^= 1 << e.kind
+			c.peers[p].running &^= 1 << e.kind
 			c.peerTimerExpired(p, e.kind)
 			continue
 		}
-		cc := &c.circuits[e.circ]
-		if cc.running&(1<<e.kind) == 0 || cc.timers[e.kind] != e.seq {
-			continue
-		}
-		cc.running &^= 1 << e.kind
+		c.circuits[e.circ].running &^= 1 << e.kind
 		c.stats.TimerExpiries[e.kind]++
 		c.timerExpired(e.circ, e.kind)
 	}
