@@ -51,6 +51,12 @@ type Stack struct {
 	edgeAdmit   EdgeAdmission
 	edgeMu      sync.Mutex
 	edgeRefused map[Status]uint64
+	// outWait is how long the last host request or probe taken from the
+	// outbound queue waited in it (nanoseconds), for OutboundWait.
+	outWait atomic.Int64
+	epoch   time.Time
+	// idle is set while the loop waits with both queues empty.
+	idle atomic.Bool
 }
 
 type item struct {
@@ -59,6 +65,7 @@ type item struct {
 	req   Request
 	probe *probe
 	fn    func(*core)
+	at    time.Duration // when a host request was queued (since epoch)
 }
 
 type probe struct {
@@ -121,6 +128,7 @@ func New(cfg Config, transfer Transfer, sink func(Event), opts ...Option) (*Stac
 		o(s)
 	}
 	s.core.now = s.now()
+	s.epoch = s.core.now
 	if cfg.StateFile != "" {
 		st, err := loadState(cfg.StateFile)
 		if err != nil {
@@ -201,17 +209,31 @@ func (s *Stack) Run(ctx context.Context) error {
 		default:
 		}
 		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case it := <-s.inbound:
-			burst++
-			s.handle(it)
 		case it := <-s.outbound:
 			burst = 0
 			s.handle(it)
+			c.advance(s.now())
+			continue
+		default:
+		}
+		// Both queues are empty: the loop is idle until something comes.
+		s.idle.Store(true)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case it := <-s.inbound:
+			s.idle.Store(false)
+			burst++
+			s.handle(it)
+		case it := <-s.outbound:
+			s.idle.Store(false)
+			burst = 0
+			s.handle(it)
 		case <-timer.C:
+			s.idle.Store(false)
 			armed = time.Time{}
 		case <-publish.C:
+			s.idle.Store(false)
 			s.publish()
 		}
 		c.advance(s.now())
@@ -225,11 +247,17 @@ func (s *Stack) handle(it item) {
 	c := s.core
 	switch {
 	case it.probe != nil:
-		it.probe.done(s.now().Sub(it.probe.sent))
+		d := s.now().Sub(it.probe.sent)
+		if it.probe.dir == Outbound {
+			s.outWait.Store(int64(d))
+		}
+		it.probe.done(d)
 	case it.fn != nil:
 		it.fn(c)
 	case it.req != nil:
-		c.advance(s.now())
+		now := s.now()
+		s.outWait.Store(int64(now.Sub(s.epoch) - it.at))
+		c.advance(now)
 		c.request(it.req)
 	case it.ev != nil:
 		c.mtpEvent(it.ev)
@@ -249,7 +277,7 @@ func (s *Stack) MTPEvent(e mtp.Event) { s.inbound <- item{ev: e} }
 // while the outbound queue is full.
 func (s *Stack) Submit(r Request) {
 	if r, refused := s.edge(r); !refused {
-		s.outbound <- item{req: r}
+		s.outbound <- item{req: r, at: s.now().Sub(s.epoch)}
 	}
 }
 
@@ -261,7 +289,7 @@ func (s *Stack) SubmitContext(ctx context.Context, r Request) error {
 		return nil
 	}
 	select {
-	case s.outbound <- item{req: r}:
+	case s.outbound <- item{req: r, at: s.now().Sub(s.epoch)}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -302,6 +330,19 @@ func (s *Stack) Probe(d Queue, done func(time.Duration)) {
 	} else {
 		s.outbound <- it
 	}
+}
+
+// OutboundWait estimates the wait a host request queued now would see: zero
+// while the loop is idle (both queues empty), else the wait of the last
+// request or probe the loop took from the outbound queue. An empty outbound
+// queue alone does not mean no wait: the loop serves the inbound queue first
+// and may be working through a backlog there. It is cheap and safe for
+// concurrent use (the level-1 throttle asks it for every outseize).
+func (s *Stack) OutboundWait() time.Duration {
+	if s.idle.Load() {
+		return 0
+	}
+	return time.Duration(s.outWait.Load())
 }
 
 // QueueLen reports how many items wait in a queue.

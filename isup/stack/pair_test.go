@@ -271,3 +271,54 @@ func TestLoopServesNetworkFirst(t *testing.T) {
 		t.Fatalf("order\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestOutboundWait: the estimate is the wait of the last host request taken
+// from the outbound queue while the loop is busy, and zero once it is idle.
+func TestOutboundWait(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Unix(1_800_000_000, 0)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	gate := make(chan struct{})
+	s, err := New(testConfig(isup.ITU), func(*mtp.Message) error { return nil }, func(Event) {},
+		WithClock(clock), WithSlowdown(func() { <-gate }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx)
+	<-s.started
+	if w := s.OutboundWait(); w != 0 {
+		t.Fatalf("idle stack: wait %v", w)
+	}
+	// Three requests queued at the same instant; 30 ms later the loop takes
+	// the first. Once it takes the second (and waits at the gate), the first
+	// is done and the third still waits.
+	for call := range 3 {
+		s.Submit(Release{Call: CallID(call + 1), Cause: isup.CauseNormalClearing})
+	}
+	mu.Lock()
+	now = now.Add(30 * time.Millisecond)
+	mu.Unlock()
+	gate <- struct{}{}
+	for len(s.outbound) != 1 {
+		runtime.Gosched()
+	}
+	if w := s.OutboundWait(); w != 30*time.Millisecond {
+		t.Fatalf("one request behind one that waited 30ms: wait %v", w)
+	}
+	gate <- struct{}{}
+	gate <- struct{}{}
+	if w := s.OutboundWait(); w != 30*time.Millisecond && !s.idle.Load() {
+		t.Fatalf("the last request in hand: wait %v, want 30ms until the loop is idle", w)
+	}
+	for i := 0; !s.idle.Load(); i++ {
+		if i > 1e7 {
+			t.Fatal("the loop never went idle")
+		}
+		runtime.Gosched()
+	}
+	if w := s.OutboundWait(); w != 0 {
+		t.Fatalf("idle loop: wait %v, want 0", w)
+	}
+}
