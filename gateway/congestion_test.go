@@ -218,3 +218,104 @@ func inspect(t *testing.T, g *testGateway) stack.Snapshot {
 	}
 	return s
 }
+
+// TestLevel1ThrottleEndToEnd: with congestion.level1_outseize: throttle, A at
+// outbound level 1 refuses a new call (0x0C, no IAM) while its outbound queue
+// is backed up, and admits one (the IAM reaches B, the call completes) once
+// the queue has drained, while the level is still 1 (the long average keeps
+// it there).
+func TestLevel1ThrottleEndToEnd(t *testing.T) {
+	var slow atomic.Int64
+	alarmsA := newAlarmLog()
+	const target = 30 * time.Millisecond
+	cfgA := sprc.Config{ProbeInterval: 50 * time.Millisecond, AverageOver: 1000,
+		Level1Delay: 100 * time.Millisecond, Level1Average: 60 * time.Millisecond, ClearAverage: 5 * time.Millisecond,
+		Level1Outseize: sprc.Level1Throttle, ThrottleTarget: target,
+		CodeYellow: sprc.CodeYellowConfig{Enabled: false}}
+	a, b := startPairWith(t,
+		[]Option{WithCongestionControl(cfgA, alarmsA.add, nil),
+			WithStackOptions(stack.WithSlowdown(func() {
+				if d := slow.Load(); d > 0 {
+					time.Sleep(time.Duration(d))
+				}
+			}))},
+		nil)
+	called, _ := isup.NewCalledPartyNumber(isup.NAINational, isup.NPIISDN, "4930123456")
+	before := inspect(t, b).Stats.Received[isup.IAM]
+
+	// The load: A's loop takes 20 ms an item while a host sends a request
+	// (a release of an unknown call: refused, cheap) every 10 ms, so the
+	// outbound queue keeps growing.
+	slow.Store(int64(20 * time.Millisecond))
+	stopLoad := make(chan struct{})
+	loadDone := make(chan struct{})
+	go func() {
+		defer close(loadDone)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for i := range 1000 {
+			select {
+			case <-stopLoad:
+				return
+			case <-tick.C:
+				a.Stack.Submit(stack.Release{Tag: uint64(1000 + i), Call: stack.CallID(1<<40 + i)})
+			}
+		}
+	}()
+	alarmsA.wait(t, "A", sprc.AlarmStackCongestion, false, func(al sprc.Alarm) bool { return al.Data["direction"] == "outbound" })
+	a.Stack.Submit(stack.Outseize{Tag: 99, DPC: 2, Called: called})
+	for {
+		if r, ok := a.next(t).(stack.Result); ok && r.Tag == 99 {
+			if r.Status != stack.StatusOutboundCongestion {
+				t.Fatalf("outseize behind a backed-up queue at level 1: %s, want outbound congestion", r.Status)
+			}
+			break
+		}
+	}
+
+	close(stopLoad)
+	<-loadDone
+	slow.Store(0)
+	waitFor(t, "A's outbound queue to drain", func() (time.Duration, bool) {
+		w := a.Stack.OutboundWait()
+		return w, w < target
+	})
+	if lvl := a.Control.Snapshot().Level[sprc.Outbound]; lvl != 1 {
+		t.Fatalf("outbound level %d after the drain, want 1 (the test needs the level to hold)", lvl)
+	}
+	stopB := b.drain()
+	defer stopB()
+	a.Stack.Submit(stack.Outseize{Tag: 98, DPC: 2, Called: called})
+	var id stack.CallID
+	for id == 0 {
+		if r, ok := a.next(t).(stack.Result); ok && r.Tag == 98 {
+			if r.Status != stack.StatusOK {
+				t.Fatalf("outseize at level 1 with the queue drained: %s, want admitted", r.Status)
+			}
+			id = r.Call
+		}
+	}
+	for answered := false; !answered; {
+		switch e := a.next(t).(type) {
+		case stack.Answered:
+			answered = e.Call == id
+		case stack.Released:
+			if e.Call == id {
+				t.Fatalf("the admitted call was released before the answer: %+v", e)
+			}
+		}
+	}
+	a.Stack.Submit(stack.Release{Call: id})
+	for released := false; !released; {
+		if e, ok := a.next(t).(stack.Released); ok && e.Call == id {
+			released = true
+		}
+	}
+	st := a.Control.Snapshot()
+	if st.Throttled != 1 || st.Level[sprc.Outbound] != 1 {
+		t.Fatalf("throttled %d at outbound level %d: want the one call admitted at level 1", st.Throttled, st.Level[sprc.Outbound])
+	}
+	if got := inspect(t, b).Stats.Received[isup.IAM] - before; got != 1 {
+		t.Fatalf("B received %d IAMs from A, want only the admitted call's", got)
+	}
+}

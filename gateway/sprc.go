@@ -55,7 +55,8 @@ func (g *Gateway) attachControl(cfg Config) error {
 
 // edgeAdmit decides on an outseize before it is queued, while the gateway is
 // at outbound congestion or in Code Yellow: then the answer is a refusal that
-// does not depend on the destination, and it is given at once instead of after
+// does not depend on the destination (or, with the level-1 throttle, depends
+// on the outbound queue's wait), and it is given at once instead of after
 // the backlog it is about. Otherwise (and for destinations that are not
 // configured) the loop decides, after its own checks.
 func (g *Gateway) edgeAdmit(dpc mtp.PointCode, route string) (stack.Status, bool) {
@@ -68,7 +69,7 @@ func (g *Gateway) edgeAdmit(dpc mtp.PointCode, route string) (stack.Status, bool
 	if _, ok := g.firstCIC[dpc]; !ok {
 		return stack.StatusOK, false
 	}
-	return refusalStatus[g.Control.AdmitOutgoing(dpc)], true
+	return refusalStatus[g.Control.AdmitOutgoingAt(dpc, g.Stack.OutboundWait())], true
 }
 
 // refreshEdge records whether new outgoing calls are refused whatever their

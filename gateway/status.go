@@ -52,6 +52,11 @@ type CongestionStatus struct {
 	HostOverload    int     `json:"host_overload"`
 	Level1DelayMS   float64 `json:"level1_delay_ms"`
 	Level1AvgMS     float64 `json:"level1_average_ms"`
+	// Level1Outseize is the outbound level-1 policy (refuse or throttle);
+	// ThrottleTargetMS its target wait; Level1Admitted the calls it let through.
+	Level1Outseize   string  `json:"level1_outseize"`
+	ThrottleTargetMS float64 `json:"throttle_target_ms,omitempty"`
+	Level1Admitted   uint64  `json:"level1_admitted"`
 }
 
 // PeerStates maps each configured association to its ASP state.
@@ -93,6 +98,10 @@ func (g *Gateway) Status() Status {
 			CodeYellow: c.CodeYellow, ACLSent: int(c.ACLSent), HostOverload: int(c.HostOverload)}
 		cfg := g.Control.Config()
 		st.Congestion.Level1DelayMS, st.Congestion.Level1AvgMS = ms(cfg.Level1Delay), ms(cfg.Level1Average)
+		st.Congestion.Level1Outseize, st.Congestion.Level1Admitted = cfg.Level1Outseize.String(), c.Throttled
+		if cfg.Level1Outseize == sprc.Level1Throttle {
+			st.Congestion.ThrottleTargetMS = ms(cfg.ThrottleTarget)
+		}
 	}
 	for _, grp := range g.cfg.Stack.Groups {
 		d := byPC[grp.DPC]

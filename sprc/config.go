@@ -20,6 +20,13 @@ type Config struct {
 	Level1Average time.Duration
 	// ClearAverage: back to no congestion below this average (1 s).
 	ClearAverage time.Duration
+	// Level1Outseize is what outbound level 1 does to new outgoing calls:
+	// refuse them all (the CSP procedure, the default) or throttle them.
+	Level1Outseize Level1Policy
+	// ThrottleTarget is the outbound queue wait the throttle keeps: a new
+	// call is admitted while the wait is below it (default: halfway between
+	// ClearAverage and Level1Average, so the level holds while throttling).
+	ThrottleTarget time.Duration
 
 	CodeYellow CodeYellowConfig
 	ACC        ACCConfig
@@ -28,6 +35,28 @@ type Config struct {
 	Availability AvailabilityConfig
 	// Constraints limit traffic per destination.
 	Constraints []Constraint
+}
+
+// Level1Policy is the treatment of new outgoing calls at outbound level 1.
+type Level1Policy uint8
+
+// Level-1 policies. Level 2 refuses every new outgoing call under both.
+const (
+	// Level1RefuseAll refuses every new outgoing call (status 0x0C), as the
+	// CSP does. Under a sustained overload the gateway swings between
+	// refusing all and admitting all, and idles while the average falls.
+	Level1RefuseAll Level1Policy = iota
+	// Level1Throttle admits a new outgoing call while the outbound queue's
+	// wait is below ThrottleTarget and refuses it (0x0C) otherwise, so the
+	// gateway keeps completing calls at the rate it can serve.
+	Level1Throttle
+)
+
+func (p Level1Policy) String() string {
+	if p == Level1Throttle {
+		return "throttle"
+	}
+	return "refuse"
 }
 
 // CodeYellowConfig is Cisco's call throttling.
@@ -118,6 +147,7 @@ func (c Config) withDefaults() Config {
 	setD(&c.Level1Delay, d.Level1Delay)
 	setD(&c.Level1Average, d.Level1Average)
 	setD(&c.ClearAverage, d.ClearAverage)
+	setD(&c.ThrottleTarget, (c.ClearAverage+c.Level1Average)/2)
 	if c.AverageOver == 0 {
 		c.AverageOver = d.AverageOver
 	}
@@ -153,6 +183,13 @@ func (c Config) Validate() error {
 	}
 	if c.ClearAverage > c.Level1Average {
 		bad("clear average %v is above the level 1 average %v: the level could never clear", c.ClearAverage, c.Level1Average)
+	}
+	if c.Level1Outseize > Level1Throttle {
+		bad("level 1 outseize policy %d: want refuse or throttle", c.Level1Outseize)
+	}
+	if c.Level1Outseize == Level1Throttle && (c.ThrottleTarget <= c.ClearAverage || c.ThrottleTarget >= Level2Average) {
+		bad("throttle target %v must lie above the clear average %v (or the level clears while throttling and flaps) and below the level 2 average %v",
+			c.ThrottleTarget, c.ClearAverage, Level2Average)
 	}
 	if c.AverageOver < 1 || c.AverageOver > 1000 {
 		bad("average over %d probes: want 1-1000", c.AverageOver)

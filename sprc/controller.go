@@ -69,6 +69,7 @@ type Stats struct {
 	ACLSent        isup.AutomaticCongestionLevel
 	Refused        [numRefusals]uint64
 	InboundShed    uint64 // IAM/SAM dropped at the edge (inbound level 2)
+	Throttled      uint64 // outgoing calls the level-1 throttle let through
 	InboundRefused uint64 // IAMs released with cause 42 (inbound level 1, Code Yellow)
 	PriorityDrops  uint64 // ANSI messages below the MTP congestion level
 	CodeYellow     bool
@@ -237,16 +238,31 @@ func (c *Controller) AdmitIncoming(opc mtp.PointCode) bool {
 
 // AdmitOutgoing decides on a new outgoing call to dpc, before any IAM.
 func (c *Controller) AdmitOutgoing(dpc mtp.PointCode) Refusal {
+	return c.AdmitOutgoingAt(dpc, -1)
+}
+
+// AdmitOutgoingAt is AdmitOutgoing given the outbound queue's current wait
+// (negative: not known), which the level-1 throttle needs; without it level 1
+// refuses.
+func (c *Controller) AdmitOutgoingAt(dpc mtp.PointCode, wait time.Duration) Refusal {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r := c.admitOutgoing(dpc, c.now())
+	r := c.admitOutgoing(dpc, c.now(), wait)
 	c.stats.Refused[r]++
+	if r == Admit && c.dir[Outbound].level == 1 {
+		c.stats.Throttled++
+	}
 	return r
 }
 
-func (c *Controller) admitOutgoing(dpc mtp.PointCode, now time.Time) Refusal {
-	if c.dir[Outbound].level >= 1 {
+func (c *Controller) admitOutgoing(dpc mtp.PointCode, now time.Time, wait time.Duration) Refusal {
+	switch lvl := c.dir[Outbound].level; {
+	case lvl >= 2:
 		return RefuseOutboundCongestion
+	case lvl == 1:
+		if c.cfg.Level1Outseize != Level1Throttle || wait < 0 || wait >= c.cfg.ThrottleTarget {
+			return RefuseOutboundCongestion
+		}
 	}
 	if c.cy.yellow {
 		return RefuseHighTraffic

@@ -392,6 +392,59 @@ func TestCodeYellowAndRed(t *testing.T) {
 	}
 }
 
+// TestLevel1Throttle: with the throttle policy, outbound level 1 admits a new
+// outgoing call while the outbound queue's wait is below the target (halfway
+// between the clear and level-1 averages by default) and refuses it with 0x0C
+// otherwise or when the wait is unknown; level 2 refuses every one; the
+// default policy refuses every one at level 1.
+func TestLevel1Throttle(t *testing.T) {
+	cfg := Default
+	cfg.Level1Outseize = Level1Throttle
+	f := newFake(t, cfg)
+	target := (Default.ClearAverage + Default.Level1Average) / 2
+	if got := f.c.Config().ThrottleTarget; got != target {
+		t.Fatalf("default throttle target %v, want %v", got, target)
+	}
+	if r := f.c.AdmitOutgoingAt(7, time.Hour); r != Admit {
+		t.Fatalf("no congestion: the wait does not matter, got %s", r)
+	}
+	f.c.Probe(Outbound, 10*time.Second)
+	for _, tc := range []struct {
+		wait time.Duration
+		want Refusal
+	}{
+		{0, Admit},
+		{target - time.Nanosecond, Admit},
+		{target, RefuseOutboundCongestion},
+		{-1, RefuseOutboundCongestion}, // not known
+	} {
+		if r := f.c.AdmitOutgoingAt(7, tc.wait); r != tc.want {
+			t.Errorf("level 1, wait %v: %s, want %s", tc.wait, r, tc.want)
+		}
+	}
+	if r := f.c.AdmitOutgoing(7); r != RefuseOutboundCongestion {
+		t.Errorf("level 1 without a wait: %s", r)
+	}
+	st := f.c.Snapshot()
+	if st.Level[Outbound] != 1 || st.Throttled != 2 || f.c.ReleaseACL() != 1 {
+		t.Fatalf("level %d, throttled %d, ACL %d: want 1, 2, 1", st.Level[Outbound], st.Throttled, f.c.ReleaseACL())
+	}
+	// Other refusals still apply to the calls the throttle lets through.
+	f.c.RELReceived(7, isup.AutomaticCongestionLevel(3))
+	if r := f.c.AdmitOutgoingAt(7, 0); r != RefuseACC {
+		t.Errorf("ACL 3 from the destination: %s, want ACC", r)
+	}
+	f.c.Probe(Outbound, 12*time.Second)
+	if r := f.c.AdmitOutgoingAt(8, 0); r != RefuseOutboundCongestion {
+		t.Errorf("level 2 with an empty queue: %s", r)
+	}
+	g := newFake(t, Default)
+	g.c.Probe(Outbound, 10*time.Second)
+	if r := g.c.AdmitOutgoingAt(7, 0); r != RefuseOutboundCongestion || g.c.Snapshot().Throttled != 0 {
+		t.Errorf("default policy, level 1, empty queue: %s", r)
+	}
+}
+
 func TestConfigValidation(t *testing.T) {
 	for _, tc := range []struct {
 		mutate func(*Config)
@@ -403,6 +456,9 @@ func TestConfigValidation(t *testing.T) {
 		{func(c *Config) { c.MTP.Steps = []float64{1, 0.5, 0.7} }, "falling fractions"},
 		{func(c *Config) { c.Constraints = []Constraint{{DPC: 1, BurstRate: 3}} }, "needs its window"},
 		{func(c *Config) { c.Constraints = []Constraint{{DPC: 1}, {DPC: 1}} }, "two constraints"},
+		{func(c *Config) { c.Level1Outseize = Level1Throttle; c.ThrottleTarget = c.ClearAverage }, "must lie above the clear average"},
+		{func(c *Config) { c.Level1Outseize = Level1Throttle; c.ThrottleTarget = 7 * time.Second }, "below the level 2 average"},
+		{func(c *Config) { c.Level1Outseize = 9 }, "want refuse or throttle"},
 	} {
 		cfg := Default
 		tc.mutate(&cfg)

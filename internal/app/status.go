@@ -84,5 +84,10 @@ func PrintStatus(w io.Writer, st gateway.Status) {
 		}
 		fmt.Fprintf(w, "\nCode Yellow: %s; ACL in our RELs: %d; hosts' declared overload: %d; level 1 at %.0f ms delay or %.0f ms average\n",
 			yellow, c.ACLSent, c.HostOverload, c.Level1DelayMS, c.Level1AvgMS)
+		if c.Level1Outseize == "throttle" {
+			fmt.Fprintf(w, "Outbound level 1 throttles new calls (admitted while the queue waits less than %.0f ms): %d admitted so far\n", c.ThrottleTargetMS, c.Level1Admitted)
+		} else {
+			fmt.Fprintln(w, "Outbound level 1 refuses every new call")
+		}
 	}
 }

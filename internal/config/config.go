@@ -130,15 +130,18 @@ type Timers struct {
 
 // Congestion is congestion and admission control.
 type Congestion struct {
-	ProbeInterval Duration      `yaml:"probe_interval"`
-	AverageOver   int           `yaml:"average_over"`
-	Level1Delay   Duration      `yaml:"level1_delay"`
-	Level1Average Duration      `yaml:"level1_average"`
-	ClearAverage  Duration      `yaml:"clear_average"`
-	ACC           ACC           `yaml:"acc"`
-	MTP           MTPCongestion `yaml:"mtp"`
-	Availability  Availability  `yaml:"availability"`
-	Constraints   []Constraint  `yaml:"constraints"`
+	ProbeInterval Duration `yaml:"probe_interval"`
+	AverageOver   int      `yaml:"average_over"`
+	Level1Delay   Duration `yaml:"level1_delay"`
+	Level1Average Duration `yaml:"level1_average"`
+	ClearAverage  Duration `yaml:"clear_average"`
+	// Level1Outseize: refuse (default) or throttle; see sprc.Level1Policy.
+	Level1Outseize Level1Policy  `yaml:"level1_outseize"`
+	ThrottleTarget Duration      `yaml:"throttle_target"`
+	ACC            ACC           `yaml:"acc"`
+	MTP            MTPCongestion `yaml:"mtp"`
+	Availability   Availability  `yaml:"availability"`
+	Constraints    []Constraint  `yaml:"constraints"`
 }
 
 // ACC is automatic congestion control on received ACL.
@@ -517,6 +520,7 @@ func (v *validator) build(f *File) *Config {
 	c := f.Congestion
 	sc := sprc.Config{ProbeInterval: time.Duration(c.ProbeInterval), AverageOver: c.AverageOver,
 		Level1Delay: time.Duration(c.Level1Delay), Level1Average: time.Duration(c.Level1Average), ClearAverage: time.Duration(c.ClearAverage),
+		Level1Outseize: c.Level1Outseize.v, ThrottleTarget: time.Duration(c.ThrottleTarget),
 		ACC: sprc.ACCConfig{Mode: c.ACC.Mode.v, Duration: time.Duration(c.ACC.Duration)},
 		MTP: sprc.MTPCongestionConfig{T29: time.Duration(c.MTP.T29), T30: time.Duration(c.MTP.T30), Steps: c.MTP.Steps},
 		Availability: sprc.AvailabilityConfig{T7Failures: sprc.Default.Availability.T7Failures, ResumeAfter: time.Duration(c.Availability.ResumeAfter),

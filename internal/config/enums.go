@@ -90,6 +90,13 @@ func (x *ACCMode) UnmarshalYAML(n *yaml.Node) error {
 	return enum(n, "ACC mode", map[string]sprc.ACCMode{"auto": sprc.ACCAuto, "report": sprc.ACCReport, "off": sprc.ACCOff}, &x.v)
 }
 
+// Level1Policy is what outbound level 1 does to new outgoing calls.
+type Level1Policy struct{ v sprc.Level1Policy }
+
+func (x *Level1Policy) UnmarshalYAML(n *yaml.Node) error {
+	return enum(n, "level 1 outseize policy", map[string]sprc.Level1Policy{"refuse": sprc.Level1RefuseAll, "throttle": sprc.Level1Throttle}, &x.v)
+}
+
 func netipAddrPort(a AddrPort) netip.AddrPort { return netip.AddrPort(a) }
 func netipAddr(a Addr) netip.Addr             { return netip.Addr(a) }
 
