@@ -9,6 +9,7 @@ import (
 
 	"github.com/isupgw/isupgw/internal/config"
 	"github.com/isupgw/isupgw/loadgen"
+	"github.com/isupgw/isupgw/sprc"
 )
 
 func TestParseCongestion(t *testing.T) {
@@ -44,7 +45,7 @@ func TestAnalyse(t *testing.T) {
 		at := start.Add(time.Duration(ms) * time.Millisecond)
 		samples = append(samples, sample{at: at, congested: ms > 3100 && ms < 13400})
 	}
-	row := analyse(true, 3, 1000, 3*time.Second, 10*time.Second, secs, fin, samples)
+	row := analyse(ModeOn, 3, 1000, 3*time.Second, 10*time.Second, secs, fin, samples)
 	// Goodput: the seconds ending at 5 .. 13 (the first of the overload left out).
 	if row.Goodput != 900 || row.P99MS != 40 || row.Offered != 3000 || *row.FirstRefusalMS < 149 || *row.FirstRefusalMS > 151 {
 		t.Fatalf("%+v", row)
@@ -53,7 +54,7 @@ func TestAnalyse(t *testing.T) {
 		t.Fatalf("recovery %v congested %v", row.RecoveryMS, row.Congested)
 	}
 	samples[len(samples)-1].congested = true
-	if row := analyse(true, 3, 1000, 3*time.Second, 10*time.Second, secs, fin, samples); row.RecoveryMS != nil {
+	if row := analyse(ModeOn, 3, 1000, 3*time.Second, 10*time.Second, secs, fin, samples); row.RecoveryMS != nil {
 		t.Fatal("recovery reported while still congested at the end")
 	}
 }
@@ -63,22 +64,26 @@ func TestConfigsAndWrite(t *testing.T) {
 	dir := t.TempDir()
 	res := &Results{Capacity: 1000, Settings: map[string]Settings{}, Configs: map[string]string{},
 		Options: map[string]string{"hold": "50ms", "conns": "4"}, Machine: Describe()}
-	for _, control := range []bool{true, false} {
-		s := DefaultSettings(control)
+	for _, mode := range Modes {
+		s := DefaultSettings(mode)
 		a, b := Configs(s, Ports{AUDP: 40001, BUDP: 40002, AHost: 40003, BHost: 40004, AMetric: 40005, BMetr: 40006})
 		for name, y := range map[string]string{"a": a, "b": b} {
-			p := filepath.Join(dir, onOff(control)+name+".yaml")
+			p := filepath.Join(dir, string(mode)+name+".yaml")
 			os.WriteFile(p, []byte(y), 0o644)
-			if _, err := config.Load(p); err != nil {
-				t.Fatalf("control %v, %s: %v\n%s", control, name, err, y)
+			cfg, err := config.Load(p)
+			if err != nil {
+				t.Fatalf("control %s, %s: %v\n%s", mode, name, err, y)
+			}
+			if want := map[Mode]sprc.Level1Policy{ModeThrottle: sprc.Level1Throttle}[mode]; cfg.Congestion.Level1Outseize != want {
+				t.Fatalf("control %s, %s: level 1 policy %v, want %v", mode, name, cfg.Congestion.Level1Outseize, want)
 			}
 		}
-		mode := "control-" + onOff(control)
-		res.Settings[mode] = s
-		res.Configs[mode+"/a.yaml"], res.Configs[mode+"/b.yaml"] = a, b
+		dirName := "control-" + string(mode)
+		res.Settings[dirName] = s
+		res.Configs[dirName+"/a.yaml"], res.Configs[dirName+"/b.yaml"] = a, b
 		for _, m := range []float64{1, 3} {
 			rec := 250.0
-			res.Rows = append(res.Rows, Row{Control: control, Multiplier: m, Asked: m * 1000, Goodput: 1000 / m, P99MS: 10 * m, Congested: control, RecoveryMS: &rec,
+			res.Rows = append(res.Rows, Row{Mode: mode, Multiplier: m, Asked: m * 1000, Goodput: 1000 / m, P99MS: 10 * m, Congested: mode.Control(), RecoveryMS: &rec,
 				Refused: map[string]uint64{"outbound_congestion": 7}})
 		}
 	}
@@ -86,13 +91,13 @@ func TestConfigsAndWrite(t *testing.T) {
 	if err := Write(out, res); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"results.md", "results.json", "overload.png", "configs/control-on/a.yaml", "configs/control-off/b.yaml"} {
+	for _, f := range []string{"results.md", "results.json", "overload.png", "configs/control-on/a.yaml", "configs/control-throttle/a.yaml", "configs/control-off/b.yaml"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Fatalf("%s: %v", f, err)
 		}
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "results.md"))
-	if !strings.Contains(string(md), "| on | 3x | 3000 |") || !strings.Contains(string(md), "outbound_congestion 7") {
+	if !strings.Contains(string(md), "| on | 3x | 3000 |") || !strings.Contains(string(md), "| throttle | 3x | 3000 |") || !strings.Contains(string(md), "outbound_congestion 7") {
 		t.Fatalf("%s", md)
 	}
 }

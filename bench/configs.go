@@ -12,9 +12,31 @@ type Ports struct {
 	AMetric, BMetr int // metrics and status
 }
 
+// Mode is how a pair of gateways is configured for congestion.
+type Mode string
+
+// Modes, in the order the benchmark runs them.
+const (
+	// ModeOn is congestion control on with the product's default level-1
+	// policy: refuse every new outgoing call (the CSP procedure).
+	ModeOn Mode = "on"
+	// ModeThrottle is control on with the level-1 throttle
+	// (congestion.level1_outseize: throttle).
+	ModeThrottle Mode = "throttle"
+	// ModeOff is control off: thresholds at their maxima, ACC and Code
+	// Yellow off.
+	ModeOff Mode = "off"
+)
+
+// Modes are all the modes.
+var Modes = []Mode{ModeOn, ModeThrottle, ModeOff}
+
+// Control reports whether congestion control is on in the mode.
+func (m Mode) Control() bool { return m != ModeOff }
+
 // Settings are the knobs written into the generated configurations.
 type Settings struct {
-	Control  bool // congestion control on (else: thresholds at their maxima, ACC and Code Yellow off)
+	Mode     Mode
 	CICs     int
 	Token    string
 	Probe    string // probe interval, e.g. 100ms
@@ -22,6 +44,10 @@ type Settings struct {
 	L1Avg    string
 	ClearAvg string
 	AvgOver  int
+	// Throttle is the level-1 throttle's target wait in ModeThrottle ("":
+	// the product's default, halfway between the clear and level-1
+	// averages).
+	Throttle string
 	// Code Yellow (control on only).
 	YellowSample int
 	YellowEntry  string
@@ -32,14 +58,14 @@ type Settings struct {
 // the product defaults are seconds of queue delay, meant for a real exchange;
 // a benchmark step lasts seconds, so the probe is 100 ms and level 1 is at
 // tens of milliseconds of queue delay.
-func DefaultSettings(control bool) Settings {
-	return Settings{Control: control, CICs: 4000, Token: "bench", Probe: "100ms", L1Delay: "50ms", L1Avg: "30ms", ClearAvg: "10ms",
+func DefaultSettings(mode Mode) Settings {
+	return Settings{Mode: mode, CICs: 4000, Token: "bench", Probe: "100ms", L1Delay: "50ms", L1Avg: "30ms", ClearAvg: "10ms",
 		AvgOver: 3, YellowSample: 10, YellowEntry: "200ms", QueueSize: 65536}
 }
 
 // congestion is the congestion and code_yellow sections.
 func (s Settings) congestion() string {
-	if !s.Control {
+	if !s.Mode.Control() {
 		// Level 1 at the fixed level 2 thresholds (12 s delay, 6 s average:
 		// level 2 itself cannot be switched off), ACC off, no out-of-service
 		// declarations, Code Yellow off.
@@ -60,9 +86,24 @@ code_yellow: {enabled: false}
   level1_delay: %s
   level1_average: %s
   clear_average: %s
-  acc: {mode: auto, duration: 1s}
+  level1_outseize: %s
+%s  acc: {mode: auto, duration: 1s}
 code_yellow: {enabled: true, sample_size: %d, entry_latency: %s, exit_percent: 40}
-`, s.Probe, s.AvgOver, s.L1Delay, s.L1Avg, s.ClearAvg, s.YellowSample, s.YellowEntry)
+`, s.Probe, s.AvgOver, s.L1Delay, s.L1Avg, s.ClearAvg, s.level1(), s.throttleLine(), s.YellowSample, s.YellowEntry)
+}
+
+func (s Settings) level1() string {
+	if s.Mode == ModeThrottle {
+		return "throttle"
+	}
+	return "refuse"
+}
+
+func (s Settings) throttleLine() string {
+	if s.Mode != ModeThrottle || s.Throttle == "" {
+		return ""
+	}
+	return fmt.Sprintf("  throttle_target: %s\n", s.Throttle)
 }
 
 // Configs returns the YAML of gateway A (point code 1, the one the load
@@ -87,19 +128,12 @@ m3ua:
   listen: 127.0.0.1:2905
   udp_port: %d
   peers: [{name: b, accept_from: 127.0.0.1, point_codes: [2]}]
-`, onOff(s.Control), p.AUDP) + common(1, 2, "b", p.AHost, p.AMetric)
+`, s.Mode, p.AUDP) + common(1, 2, "b", p.AHost, p.AMetric)
 	b = fmt.Sprintf(`# isupgw bench: gateway B (control %s)
 m3ua:
   transport: udp
   udp_port: %d
   peers: [{name: a, connect: 127.0.0.1:2905, udp_port: %d, point_codes: [1]}]
-`, onOff(s.Control), p.BUDP, p.AUDP) + common(2, 1, "a", p.BHost, p.BMetr)
+`, s.Mode, p.BUDP, p.AUDP) + common(2, 1, "a", p.BHost, p.BMetr)
 	return a, b
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
 }

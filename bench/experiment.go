@@ -27,7 +27,7 @@ type Step struct {
 
 // Row is one overload run.
 type Row struct {
-	Control    bool    `json:"control"`
+	Mode       Mode    `json:"control"`
 	Multiplier float64 `json:"multiplier"`
 	Asked      float64 `json:"asked_per_s"`   // offered load asked during the overload
 	Offered    float64 `json:"offered_per_s"` // outseizes actually sent per second
@@ -119,16 +119,13 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		return f
 	}
 
-	modes := []bool{true, false}
-	switch o.Control {
-	case "on":
-		modes = modes[:1]
-	case "off":
-		modes = modes[1:]
+	modes := o.Modes
+	if len(modes) == 0 {
+		modes = Modes
 	}
-	for _, control := range modes {
-		s := o.Settings(control)
-		mode := "control-" + onOff(control)
+	for _, md := range modes {
+		s := o.Settings(md)
+		mode := "control-" + string(md)
 		res.Settings[mode] = s
 		logf("bench: %s: starting gateways A and B", mode)
 		p, err := startPair(ctx, &o, s, filepath.Join(tmp, mode))
@@ -161,7 +158,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 						name += fmt.Sprintf("-run%d", i+1)
 					}
 					w := raw(name)
-					row, err := overload(ctx, &o, p, control, m, res.Capacity, w)
+					row, err := overload(ctx, &o, p, md, m, res.Capacity, w)
 					w.Close()
 					if err != nil {
 						return err
@@ -260,7 +257,7 @@ const watchPeriod = 50 * time.Millisecond
 
 // overload runs half the capacity, then m times it, then half again, and
 // measures.
-func overload(ctx context.Context, o *Options, p *pair, control bool, m, capacity float64, raw io.Writer) (Row, error) {
+func overload(ctx context.Context, o *Options, p *pair, mode Mode, m, capacity float64, raw io.Writer) (Row, error) {
 	base := capacity / 2
 	sched := fmt.Sprintf("%.0f:%s,%.0f:%s,%.0f:%s", base, o.Warm, m*capacity, o.Overload, base, o.Recover)
 	wctx, stop := context.WithCancel(ctx)
@@ -271,12 +268,12 @@ func overload(ctx context.Context, o *Options, p *pair, control bool, m, capacit
 	if err != nil {
 		return Row{}, err
 	}
-	return analyse(control, m, capacity, o.Warm, o.Overload, secs, fin, all), nil
+	return analyse(mode, m, capacity, o.Warm, o.Overload, secs, fin, all), nil
 }
 
 // analyse turns one overload run's reports and congestion samples into a row.
-func analyse(control bool, m, capacity float64, warm, over time.Duration, secs []loadgen.Second, fin *loadgen.Final, all []sample) Row {
-	row := Row{Control: control, Multiplier: m, Asked: m * capacity, KeptUp: fin.KeptUp, MaxLagMS: fin.MaxLagMS}
+func analyse(mode Mode, m, capacity float64, warm, over time.Duration, secs []loadgen.Second, fin *loadgen.Final, all []sample) Row {
+	row := Row{Mode: mode, Multiplier: m, Asked: m * capacity, KeptUp: fin.KeptUp, MaxLagMS: fin.MaxLagMS}
 	if len(fin.Phases) >= 2 {
 		ph := fin.Phases[1]
 		row.Offered = ph.OfferedRate

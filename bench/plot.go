@@ -12,13 +12,20 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-var (
-	onColor  = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
-	offColor = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
-)
+// series is how each mode is drawn.
+var series = map[Mode]struct {
+	name   string
+	color  color.RGBA
+	dashed bool
+	glyph  draw.GlyphDrawer
+}{
+	ModeOn:       {"control on (level 1 refuses all)", color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, false, draw.CircleGlyph{}},
+	ModeThrottle: {"control on (level 1 throttles)", color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, false, draw.TriangleGlyph{}},
+	ModeOff:      {"control off", color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, true, draw.BoxGlyph{}},
+}
 
 // Plot draws goodput and admitted p99 setup latency against offered load,
-// control on against off, side by side, into a PNG.
+// for each mode, side by side, into a PNG.
 func Plot(path string, r *Results) error {
 	good := plot.New()
 	good.Title.Text = "Goodput"
@@ -30,10 +37,10 @@ func Plot(path string, r *Results) error {
 	lat.Y.Label.Text = "ms (log scale)"
 	lat.Y.Scale = plot.LogScale{}
 	lat.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	for _, control := range []bool{true, false} {
+	for _, mode := range Modes {
 		var gp, lp plotter.XYs
 		for _, row := range r.Rows {
-			if row.Control != control {
+			if row.Mode != mode {
 				continue
 			}
 			gp = append(gp, plotter.XY{X: row.Multiplier, Y: row.Goodput})
@@ -42,10 +49,7 @@ func Plot(path string, r *Results) error {
 		if len(gp) == 0 {
 			continue
 		}
-		c, name := onColor, "control on"
-		if !control {
-			c, name = offColor, "control off"
-		}
+		look := series[mode]
 		for _, x := range []struct {
 			p   *plot.Plot
 			xys plotter.XYs
@@ -54,16 +58,14 @@ func Plot(path string, r *Results) error {
 			if err != nil {
 				return err
 			}
-			l.Color, pts.Color = c, c
+			l.Color, pts.Color = look.color, look.color
 			l.Width = vg.Points(2)
-			if !control {
+			if look.dashed {
 				l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
-				pts.Shape = draw.BoxGlyph{}
-			} else {
-				pts.Shape = draw.CircleGlyph{}
 			}
+			pts.Shape = look.glyph
 			x.p.Add(l, pts)
-			x.p.Legend.Add(name, l, pts)
+			x.p.Legend.Add(look.name, l, pts)
 		}
 	}
 	// Reference lines: the capacity and 90 % of it; 100 ms.

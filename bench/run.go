@@ -48,11 +48,11 @@ type Options struct {
 	WaitLoad     float64       // wait for the 1-minute load average to fall below this ...
 	WaitMax      time.Duration // ... for at most this long (0: do not wait)
 	Log          io.Writer
-	Settings     func(control bool) Settings
+	Settings     func(mode Mode) Settings
 	KeepLogs     bool
 	SkipOverload bool
-	// Control is "on" or "off" to run one mode only ("" both).
-	Control string
+	// Modes to run (nil: all, in the order of Modes).
+	Modes []Mode
 	// Repeat runs each overload this many times and keeps the run with the
 	// median goodput (default 1).
 	Repeat int

@@ -83,7 +83,7 @@ func Table(r *Results) string {
 			failed += " (" + countsText(causes) + ")"
 		}
 		fmt.Fprintf(&b, "| %s | %gx | %.0f | %.0f | %.0f | %.0f %% | %.1f | %.1f | %s | %s | %s | %s | %s |\n",
-			onOff(row.Control), row.Multiplier, row.Asked, row.Offered, row.Goodput, 100*row.Goodput/r.Capacity,
+			row.Mode, row.Multiplier, row.Asked, row.Offered, row.Goodput, 100*row.Goodput/r.Capacity,
 			row.P50MS, row.P99MS, countsText(row.Refused), failed, msOr(row.FirstRefusalMS, "none"), rec, kept)
 	}
 	return b.String()
@@ -129,20 +129,39 @@ func Markdown(r *Results) string {
 			for _, x := range row.Runs {
 				parts = append(parts, fmt.Sprintf("%.0f (%.0f)", x.Goodput, x.P99MS))
 			}
-			fmt.Fprintf(&b, "| %s | %gx | %s |\n", onOff(row.Control), row.Multiplier, strings.Join(parts, ", "))
+			fmt.Fprintf(&b, "| %s | %gx | %s |\n", row.Mode, row.Multiplier, strings.Join(parts, ", "))
 		}
 	}
 	b.WriteString("\n![goodput and p99 setup latency against offered load](overload.png)\n\n")
 	b.WriteString("## Settings\n\n")
-	if s, ok := r.Settings["control-on"]; ok {
-		fmt.Fprintf(&b, "Control on: probe every %s, average over %d probes, level 1 at a probe delay of %s or an average of %s, clear below %s; ACC auto (1 s); Code Yellow after %d probes above %s average. ",
-			s.Probe, s.AvgOver, s.L1Delay, s.L1Avg, s.ClearAvg, s.YellowSample, s.YellowEntry)
-		if d, err := time.ParseDuration(s.Probe); err == nil {
-			fmt.Fprintf(&b, "The product defaults (1 s probes, level 1 at 10 s / 5 s) are for a real exchange; two probe periods here are %v.\n\n", 2*d)
+	var any Settings
+	for _, mode := range []Mode{ModeOn, ModeThrottle} {
+		s, ok := r.Settings["control-"+string(mode)]
+		if !ok {
+			continue
 		}
+		any = s
+		fmt.Fprintf(&b, "Control %s: probe every %s, average over %d probes, level 1 at a probe delay of %s or an average of %s, clear below %s; ACC auto (1 s); Code Yellow after %d probes above %s average. ",
+			mode, s.Probe, s.AvgOver, s.L1Delay, s.L1Avg, s.ClearAvg, s.YellowSample, s.YellowEntry)
+		if mode == ModeOn {
+			b.WriteString("At level 1 every new outgoing call is refused (0x0C), the CSP procedure and the product's default (`congestion.level1_outseize: refuse`). ")
+		} else {
+			target := s.Throttle
+			if target == "" {
+				target = "halfway between the clear and level 1 averages (the default)"
+			}
+			fmt.Fprintf(&b, "At level 1 a new outgoing call is admitted while the outbound queue's wait is below %s and refused (0x0C) otherwise (`congestion.level1_outseize: throttle`). ", target)
+		}
+		if d, err := time.ParseDuration(s.Probe); err == nil {
+			fmt.Fprintf(&b, "The product defaults (1 s probes, level 1 at 10 s / 5 s) are for a real exchange; two probe periods here are %v.", 2*d)
+		}
+		b.WriteString("\n\n")
 	}
-	b.WriteString("Control off: level 1 at the fixed level 2 thresholds (12 s probe delay, 6 s average; level 2 cannot be switched off), ACC off, Code Yellow off, no out-of-service declarations.\n\n")
-	fmt.Fprintf(&b, "Both: %d CICs, host send queue %d lines, %s host connections per side, hold %s. The configurations are in [configs/](configs/); the raw per-second reports in [raw/](raw/); everything in [results.json](results.json).\n",
-		r.Settings["control-on"].CICs, r.Settings["control-on"].QueueSize, r.Options["conns"], r.Options["hold"])
+	if s, ok := r.Settings["control-off"]; ok {
+		any = s
+		b.WriteString("Control off: level 1 at the fixed level 2 thresholds (12 s probe delay, 6 s average; level 2 cannot be switched off), ACC off, Code Yellow off, no out-of-service declarations.\n\n")
+	}
+	fmt.Fprintf(&b, "All: %d CICs, host send queue %d lines, %s host connections per side, hold %s. The configurations are in [configs/](configs/); the raw per-second reports in [raw/](raw/); everything in [results.json](results.json).\n",
+		any.CICs, any.QueueSize, r.Options["conns"], r.Options["hold"])
 	return b.String()
 }

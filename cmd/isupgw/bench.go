@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,13 +24,14 @@ func benchCommand() *cli.Command {
 SCTP-over-UDP on loopback), an answering host on B (isupgw load --answer) and
 load generators on A (isupgw load). It finds the maximum sustainable full-call
 rate (IAM, ACM, ANM, REL, RLC, host API on both ends), then offers 1x, 2x, 3x
-and 5x that rate with congestion control on, and again with it off (fresh
-gateways), and measures goodput, admitted p99 setup latency, refusals by
+and 5x that rate in three modes, each on fresh gateways: control on with the
+default level-1 policy (refuse every new call), control on with the level-1
+throttle, and control off; it measures goodput, admitted p99 setup latency, refusals by
 status, the time from overload onset to the first refusal and from load drop
 to no congestion. It writes results.md (table, machine, settings),
 overload.png, results.json, the configurations and the raw reports into --out.
 
-It takes about five minutes. Measurements on a busy machine are not worth
+It takes about seven minutes (three times that with --repeat 3). Measurements on a busy machine are not worth
 much: --wait-load waits (polling every 30 s, at most --wait-max) for the load
 average to fall below it first; the results record the load either way.`,
 		Flags: []cli.Flag{
@@ -45,12 +47,13 @@ average to fall below it first; the results record the load either way.`,
 			&cli.DurationFlag{Name: "wait-max", Value: 10 * time.Minute, Usage: "wait at most this long for it (0: do not wait)"},
 			&cli.BoolFlag{Name: "keep-logs", Usage: "keep the gateways' logs (their folder is printed)"},
 			&cli.BoolFlag{Name: "search-only", Usage: "only find the capacity"},
-			&cli.StringFlag{Name: "control", Usage: "run only with congestion control on or off (default both)"},
+			&cli.StringFlag{Name: "control", Usage: "modes to run, comma-separated: on (level 1 refuses every new call), throttle (level 1 throttles), off (default all three)"},
 			&cli.StringFlag{Name: "probe", Value: "100ms", Usage: "control on: probe interval"},
 			&cli.IntFlag{Name: "average-over", Value: 3, Usage: "control on: probes in the average"},
 			&cli.StringFlag{Name: "level1-delay", Value: "50ms", Usage: "control on: level 1 at this probe delay"},
 			&cli.StringFlag{Name: "level1-average", Value: "30ms", Usage: "control on: level 1 at this average"},
 			&cli.StringFlag{Name: "clear-average", Value: "10ms", Usage: "control on: back to no congestion below this average"},
+			&cli.StringFlag{Name: "throttle-target", Usage: "control throttle: the outbound queue wait to keep (default: halfway between the clear and level 1 averages)"},
 			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run each overload this many times; the table shows the run with the median goodput"},
 			&cli.IntFlag{Name: "cics", Value: 4000, Usage: "circuits between the gateways (ITU: at most 4096)"},
 		},
@@ -65,17 +68,28 @@ average to fall below it first; the results record the load either way.`,
 				}
 				mults = append(mults, v)
 			}
-			settings := func(control bool) bench.Settings {
-				s := bench.DefaultSettings(control)
+			var modes []bench.Mode
+			if c.String("control") != "" {
+				for _, m := range strings.Split(c.String("control"), ",") {
+					md := bench.Mode(strings.TrimSpace(m))
+					if !slices.Contains(bench.Modes, md) {
+						return fmt.Errorf("--control %q: want on, throttle or off (comma-separated)", m)
+					}
+					modes = append(modes, md)
+				}
+			}
+			settings := func(mode bench.Mode) bench.Settings {
+				s := bench.DefaultSettings(mode)
 				s.Probe, s.AvgOver, s.L1Delay, s.L1Avg, s.ClearAvg = c.String("probe"), c.Int("average-over"), c.String("level1-delay"), c.String("level1-average"), c.String("clear-average")
 				s.CICs = c.Int("cics")
+				s.Throttle = c.String("throttle-target")
 				return s
 			}
 			res, err := bench.Run(ctx, bench.Options{Settings: settings, Out: c.String("out"), Capacity: c.Float64("capacity"),
 				SearchFrom: c.Float64("search-from"), SearchStep: c.Duration("search-step"), Multipliers: mults,
 				Overload: c.Duration("overload"), Hold: c.Duration("hold"), Conns: c.Int("conns"),
 				WaitLoad: c.Float64("wait-load"), WaitMax: c.Duration("wait-max"), Log: c.App.ErrWriter,
-				KeepLogs: c.Bool("keep-logs"), SkipOverload: c.Bool("search-only"), Control: c.String("control"), Repeat: c.Int("repeat")})
+				KeepLogs: c.Bool("keep-logs"), SkipOverload: c.Bool("search-only"), Modes: modes, Repeat: c.Int("repeat")})
 			if err != nil {
 				return err
 			}
