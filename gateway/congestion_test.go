@@ -284,33 +284,8 @@ func TestLevel1ThrottleEndToEnd(t *testing.T) {
 		t.Fatalf("outbound level %d after the drain, want 1 (the test needs the level to hold)", lvl)
 	}
 	stopB := b.drain()
-	defer stopB()
-	a.Stack.Submit(stack.Outseize{Tag: 98, DPC: 2, Called: called})
-	var id stack.CallID
-	for id == 0 {
-		if r, ok := a.next(t).(stack.Result); ok && r.Tag == 98 {
-			if r.Status != stack.StatusOK {
-				t.Fatalf("outseize at level 1 with the queue drained: %s, want admitted", r.Status)
-			}
-			id = r.Call
-		}
-	}
-	for answered := false; !answered; {
-		switch e := a.next(t).(type) {
-		case stack.Answered:
-			answered = e.Call == id
-		case stack.Released:
-			if e.Call == id {
-				t.Fatalf("the admitted call was released before the answer: %+v", e)
-			}
-		}
-	}
-	a.Stack.Submit(stack.Release{Call: id})
-	for released := false; !released; {
-		if e, ok := a.next(t).(stack.Released); ok && e.Call == id {
-			released = true
-		}
-	}
+	a.calls(t, 2, 1) // admitted at level 1, answered, released
+	stopB()
 	st := a.Control.Snapshot()
 	if st.Throttled != 1 || st.Level[sprc.Outbound] != 1 {
 		t.Fatalf("throttled %d at outbound level %d: want the one call admitted at level 1", st.Throttled, st.Level[sprc.Outbound])

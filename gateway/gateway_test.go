@@ -165,18 +165,26 @@ func (g *testGateway) drain() (stop func()) {
 	return func() { close(done); wg.Wait() }
 }
 
+// callTags is the first tag of the outseizes calls places.
+const callTags = 1 << 32
+
 // calls places n calls from g to dpc one after another; each is answered and
-// then released by g. It returns the CICs used.
+// then released by g. It returns the CICs used. Results of other requests
+// (their tags are below callTags) are skipped.
 func (g *testGateway) calls(t *testing.T, dpc mtp.PointCode, n int) map[uint16]int {
 	t.Helper()
 	called, _ := isup.NewCalledPartyNumber(isup.NAINational, isup.NPIISDN, "4930123456")
 	used := map[uint16]int{}
 	for i := 0; i < n; i++ {
-		g.Stack.Submit(stack.Outseize{Tag: uint64(i), DPC: dpc, Called: called})
+		tag := callTags + uint64(i)
+		g.Stack.Submit(stack.Outseize{Tag: tag, DPC: dpc, Called: called})
 		var id stack.CallID
 		for id == 0 {
 			switch e := g.next(t).(type) {
 			case stack.Result:
+				if e.Tag != tag {
+					continue
+				}
 				if e.Status != stack.StatusOK {
 					t.Fatalf("outseize %d refused: %s %s", i, e.Status, e.Detail)
 				}
