@@ -287,8 +287,8 @@ func TestLevel1ThrottleEndToEnd(t *testing.T) {
 	a.calls(t, 2, 1) // admitted at level 1, answered, released
 	stopB()
 	st := a.Control.Snapshot()
-	if st.Throttled != 1 || st.Level[sprc.Outbound] != 1 {
-		t.Fatalf("throttled %d at outbound level %d: want the one call admitted at level 1", st.Throttled, st.Level[sprc.Outbound])
+	if st.Level1Admitted != 1 || st.Level[sprc.Outbound] != 1 {
+		t.Fatalf("throttled %d at outbound level %d: want the one call admitted at level 1", st.Level1Admitted, st.Level[sprc.Outbound])
 	}
 	if got := inspect(t, b).Stats.Received[isup.IAM] - before; got != 1 {
 		t.Fatalf("B received %d IAMs from A, want only the admitted call's", got)

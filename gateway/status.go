@@ -98,7 +98,7 @@ func (g *Gateway) Status() Status {
 			CodeYellow: c.CodeYellow, ACLSent: int(c.ACLSent), HostOverload: int(c.HostOverload)}
 		cfg := g.Control.Config()
 		st.Congestion.Level1DelayMS, st.Congestion.Level1AvgMS = ms(cfg.Level1Delay), ms(cfg.Level1Average)
-		st.Congestion.Level1Outseize, st.Congestion.Level1Admitted = cfg.Level1Outseize.String(), c.Throttled
+		st.Congestion.Level1Outseize, st.Congestion.Level1Admitted = cfg.Level1Outseize.String(), c.Level1Admitted
 		if cfg.Level1Outseize == sprc.Level1Throttle {
 			st.Congestion.ThrottleTargetMS = ms(cfg.ThrottleTarget)
 		}

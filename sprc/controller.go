@@ -69,7 +69,7 @@ type Stats struct {
 	ACLSent        isup.AutomaticCongestionLevel
 	Refused        [numRefusals]uint64
 	InboundShed    uint64 // IAM/SAM dropped at the edge (inbound level 2)
-	Throttled      uint64 // outgoing calls the level-1 throttle let through
+	Level1Admitted uint64 // outgoing calls the level-1 throttle let through
 	InboundRefused uint64 // IAMs released with cause 42 (inbound level 1, Code Yellow)
 	PriorityDrops  uint64 // ANSI messages below the MTP congestion level
 	CodeYellow     bool
@@ -250,7 +250,7 @@ func (c *Controller) AdmitOutgoingAt(dpc mtp.PointCode, wait time.Duration) Refu
 	r := c.admitOutgoing(dpc, c.now(), wait)
 	c.stats.Refused[r]++
 	if r == Admit && c.dir[Outbound].level == 1 {
-		c.stats.Throttled++
+		c.stats.Level1Admitted++
 	}
 	return r
 }

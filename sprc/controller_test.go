@@ -426,8 +426,8 @@ func TestLevel1Throttle(t *testing.T) {
 		t.Errorf("level 1 without a wait: %s", r)
 	}
 	st := f.c.Snapshot()
-	if st.Level[Outbound] != 1 || st.Throttled != 2 || f.c.ReleaseACL() != 1 {
-		t.Fatalf("level %d, throttled %d, ACL %d: want 1, 2, 1", st.Level[Outbound], st.Throttled, f.c.ReleaseACL())
+	if st.Level[Outbound] != 1 || st.Level1Admitted != 2 || f.c.ReleaseACL() != 1 {
+		t.Fatalf("level %d, throttled %d, ACL %d: want 1, 2, 1", st.Level[Outbound], st.Level1Admitted, f.c.ReleaseACL())
 	}
 	// Other refusals still apply to the calls the throttle lets through.
 	f.c.RELReceived(7, isup.AutomaticCongestionLevel(3))
@@ -440,7 +440,7 @@ func TestLevel1Throttle(t *testing.T) {
 	}
 	g := newFake(t, Default)
 	g.c.Probe(Outbound, 10*time.Second)
-	if r := g.c.AdmitOutgoingAt(7, 0); r != RefuseOutboundCongestion || g.c.Snapshot().Throttled != 0 {
+	if r := g.c.AdmitOutgoingAt(7, 0); r != RefuseOutboundCongestion || g.c.Snapshot().Level1Admitted != 0 {
 		t.Errorf("default policy, level 1, empty queue: %s", r)
 	}
 }

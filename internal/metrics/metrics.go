@@ -176,7 +176,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		counter("isupgw_sprc_admitted_total", float64(s.Refused[sprc.Admit]))
 		counter("isupgw_sprc_inbound_shed_total", float64(s.InboundShed))
-		counter("isupgw_sprc_level1_admitted_total", float64(s.Throttled))
+		counter("isupgw_sprc_level1_admitted_total", float64(s.Level1Admitted))
 		counter("isupgw_sprc_inbound_refused_total", float64(s.InboundRefused))
 		counter("isupgw_sprc_priority_drops_total", float64(s.PriorityDrops))
 		gauge("isupgw_sprc_acl_sent", float64(s.ACLSent))
