@@ -263,6 +263,13 @@ func TestLevel1ThrottleEndToEnd(t *testing.T) {
 		}
 	}()
 	alarmsA.wait(t, "A", sprc.AlarmStackCongestion, false, func(al sprc.Alarm) bool { return al.Data["direction"] == "outbound" })
+	// The level alone does not say how long the queue is now (a slow item
+	// can make one probe late): wait for a long, growing queue whose last
+	// request waited beyond the target.
+	waitFor(t, "a backed-up outbound queue", func() (int, bool) {
+		n := a.Stack.QueueLen(stack.Outbound)
+		return n, n >= 10 && a.Stack.OutboundWait() >= target
+	})
 	a.Stack.Submit(stack.Outseize{Tag: 99, DPC: 2, Called: called})
 	for {
 		if r, ok := a.next(t).(stack.Result); ok && r.Tag == 99 {
