@@ -44,7 +44,10 @@ func (g *Gateway) attachControl(cfg Config) error {
 		g.routes[grp.Name] = grp.DPC
 	}
 	g.opts.stack = append(g.opts.stack, stack.WithEdgeAdmission(g.edgeAdmit), stack.WithHooks(stack.Hooks{
-		AdmitOutgoing: func(dpc mtp.PointCode) stack.Status { return refusalStatus[ctl.AdmitOutgoing(dpc)] },
+		// In the loop the wait is the request's own (just recorded).
+		AdmitOutgoing: func(dpc mtp.PointCode) stack.Status {
+			return refusalStatus[ctl.AdmitOutgoingAt(dpc, g.Stack.OutboundWait())]
+		},
 		AdmitIncoming: ctl.AdmitIncoming,
 		ReleaseACL:    ctl.ReleaseACL,
 		SendFilter:    ctl.SendAllowed,

@@ -546,6 +546,9 @@ func (v *validator) build(f *File) *Config {
 			MaxCalls: k.MaxCalls, MaxOutbound: k.MaxOutbound, BurstRate: k.BurstRate, BurstWindow: time.Duration(k.BurstWindow),
 			SustainedRate: k.SustainedRate, SustainedWindow: time.Duration(k.SustainedWindow)})
 	}
+	if c.ThrottleTarget != 0 && sc.Level1Outseize != sprc.Level1Throttle {
+		v.fail("congestion.throttle_target", "set, but level1_outseize is refuse, which does not use it (want level1_outseize: throttle, or no throttle_target)")
+	}
 	if err := sc.Validate(); err != nil {
 		for _, e := range unjoin(err) {
 			v.fail("congestion", "%v", e)

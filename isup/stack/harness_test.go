@@ -12,7 +12,7 @@ import (
 
 // harness drives a core with a fake clock and records what it sends and emits.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	c      *core
 	now    time.Time
 	sent   []sentMsg
@@ -30,7 +30,7 @@ func testConfig(v isup.Variant) Config {
 	return Config{OPC: ownPC, NI: 2, Groups: []Group{{Name: "b", DPC: peerPC, Variant: v, CICs: []CICRange{{First: 1, Last: 31}}}}}
 }
 
-func newHarness(t *testing.T, cfg Config) *harness {
+func newHarness(t testing.TB, cfg Config) *harness {
 	t.Helper()
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)

@@ -198,6 +198,7 @@ func (s *Stack) Run(ctx context.Context) error {
 				c.advance(s.now())
 				continue
 			default:
+				s.outboundEmpty()
 			}
 		}
 		select {
@@ -215,11 +216,13 @@ func (s *Stack) Run(ctx context.Context) error {
 			c.advance(s.now())
 			continue
 		default:
+			s.outboundEmpty()
 		}
 		// Both queues are empty: the loop is idle until something comes.
 		s.idle.Store(true)
 		select {
 		case <-ctx.Done():
+			s.idle.Store(false)
 			return ctx.Err()
 		case it := <-s.inbound:
 			s.idle.Store(false)
@@ -333,16 +336,26 @@ func (s *Stack) Probe(d Queue, done func(time.Duration)) {
 }
 
 // OutboundWait estimates the wait a host request queued now would see: zero
-// while the loop is idle (both queues empty), else the wait of the last
-// request or probe the loop took from the outbound queue. An empty outbound
-// queue alone does not mean no wait: the loop serves the inbound queue first
-// and may be working through a backlog there. It is cheap and safe for
-// concurrent use (the level-1 throttle asks it for every outseize).
+// while the loop is idle with nothing queued, else the wait of the last
+// request or probe the loop took from the outbound queue (reset when the loop
+// finds that queue empty: then a new request waits only behind a few inbound
+// items). An empty outbound queue alone does not mean no wait: the loop may
+// be working through an inbound backlog, or not yet awake to requests just
+// queued. It is cheap and safe for concurrent use (the level-1 throttle asks
+// it for every outseize).
 func (s *Stack) OutboundWait() time.Duration {
-	if s.idle.Load() {
+	if s.idle.Load() && len(s.outbound) == 0 {
 		return 0
 	}
 	return time.Duration(s.outWait.Load())
+}
+
+// outboundEmpty forgets the last outbound wait once the loop has found the
+// outbound queue empty, so that a wait from an old backlog does not outlive it.
+func (s *Stack) outboundEmpty() {
+	if s.outWait.Load() != 0 {
+		s.outWait.Store(0)
+	}
 }
 
 // QueueLen reports how many items wait in a queue.

@@ -273,7 +273,8 @@ func TestLoopServesNetworkFirst(t *testing.T) {
 }
 
 // TestOutboundWait: the estimate is the wait of the last host request taken
-// from the outbound queue while the loop is busy, and zero once it is idle.
+// from the outbound queue while the loop is busy with others queued, and zero
+// once it is idle.
 func TestOutboundWait(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Unix(1_800_000_000, 0)
@@ -309,9 +310,6 @@ func TestOutboundWait(t *testing.T) {
 	}
 	gate <- struct{}{}
 	gate <- struct{}{}
-	if w := s.OutboundWait(); w != 30*time.Millisecond && !s.idle.Load() {
-		t.Fatalf("the last request in hand: wait %v, want 30ms until the loop is idle", w)
-	}
 	for i := 0; !s.idle.Load(); i++ {
 		if i > 1e7 {
 			t.Fatal("the loop never went idle")

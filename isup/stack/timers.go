@@ -148,7 +148,6 @@ func (c *core) sweepTimers() {
 			live = append(live, e)
 		}
 	}
-	clear(c.timerq[len(live):])
 	c.timerq = live
 	c.timerq.init()
 	c.timerqMax = 2*len(live) + timerFloor

@@ -50,7 +50,7 @@ func TestStoppedTimersDoNotPileUp(t *testing.T) {
 
 // BenchmarkTimerStartStop is the cost of a call's start and stop of T7.
 func BenchmarkTimerStartStop(b *testing.B) {
-	h := newHarness(&testing.T{}, testConfig(isup.ITU))
+	h := newHarness(b, testConfig(isup.ITU))
 	c := h.c
 	n := int32(len(c.circuits))
 	var i int32
