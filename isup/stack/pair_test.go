@@ -164,16 +164,8 @@ func TestProbeMeasuresBacklog(t *testing.T) {
 	// 20 items waits for those 20 and its own turn, 21 s exactly.
 	var clock atomic.Int64
 	gate := make(chan struct{})
-	s, err := New(testConfig(isup.ITU), func(*mtp.Message) error { return nil }, func(Event) {},
-		WithClock(func() time.Time { return time.Unix(clock.Load(), 0) }),
+	s := runStack(t, WithClock(func() time.Time { return time.Unix(clock.Load(), 0) }),
 		WithSlowdown(func() { <-gate; clock.Add(1) }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go s.Run(ctx)
-	<-s.started
 	for i := 0; i < 20; i++ {
 		s.Submit(Accept{Call: 999})
 	}
@@ -235,14 +227,7 @@ func TestLoopServesNetworkFirst(t *testing.T) {
 	rec := func(q string) func(*core) {
 		return func(*core) { mu.Lock(); order = append(order, q); mu.Unlock() }
 	}
-	s, err := New(testConfig(isup.ITU), func(*mtp.Message) error { return nil }, func(Event) {}, WithSlowdown(func() { <-gate }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go s.Run(ctx)
-	<-s.started
+	s := runStack(t, WithSlowdown(func() { <-gate }))
 	s.outbound <- item{fn: rec("first")} // the loop takes it and waits at the gate
 	for len(s.outbound) > 0 {
 		runtime.Gosched()
@@ -280,15 +265,7 @@ func TestOutboundWait(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	gate := make(chan struct{})
-	s, err := New(testConfig(isup.ITU), func(*mtp.Message) error { return nil }, func(Event) {},
-		WithClock(clock), WithSlowdown(func() { <-gate }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go s.Run(ctx)
-	<-s.started
+	s := runStack(t, WithClock(clock), WithSlowdown(func() { <-gate }))
 	if w := s.OutboundWait(); w != 0 {
 		t.Fatalf("idle stack: wait %v", w)
 	}
@@ -319,4 +296,20 @@ func TestOutboundWait(t *testing.T) {
 	if w := s.OutboundWait(); w != 0 {
 		t.Fatalf("idle loop: wait %v, want 0", w)
 	}
+}
+
+// runStack starts a stack with the test configuration, no MTP and no host,
+// and returns once its loop runs; the loop is told to stop when the test ends
+// (not waited for: a failed test may leave it held in a slowdown).
+func runStack(t *testing.T, opts ...Option) *Stack {
+	t.Helper()
+	s, err := New(testConfig(isup.ITU), func(*mtp.Message) error { return nil }, func(Event) {}, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go s.Run(ctx)
+	<-s.started
+	return s
 }
