@@ -111,13 +111,8 @@ func TestCongestionEndToEnd(t *testing.T) {
 	before := inspect(t, b).Stats.Received[isup.IAM]
 
 	a.Stack.Submit(stack.Outseize{Tag: 99, DPC: 2, Called: called})
-	for {
-		if r, ok := a.next(t).(stack.Result); ok && r.Tag == 99 {
-			if r.Status != stack.StatusOutboundCongestion {
-				t.Fatalf("outseize under outbound congestion: %s", r.Status)
-			}
-			break
-		}
+	if r := a.result(t, 99); r.Status != stack.StatusOutboundCongestion {
+		t.Fatalf("outseize under outbound congestion: %s", r.Status)
 	}
 
 	// B calls A: A releases at once with cause 42 and ACL; B hears the ACL.
@@ -271,13 +266,8 @@ func TestLevel1ThrottleEndToEnd(t *testing.T) {
 		return n, n >= 10 && a.Stack.OutboundWait() >= target
 	})
 	a.Stack.Submit(stack.Outseize{Tag: 99, DPC: 2, Called: called})
-	for {
-		if r, ok := a.next(t).(stack.Result); ok && r.Tag == 99 {
-			if r.Status != stack.StatusOutboundCongestion {
-				t.Fatalf("outseize behind a backed-up queue at level 1: %s, want outbound congestion", r.Status)
-			}
-			break
-		}
+	if r := a.result(t, 99); r.Status != stack.StatusOutboundCongestion {
+		t.Fatalf("outseize behind a backed-up queue at level 1: %s, want outbound congestion", r.Status)
 	}
 
 	close(stopLoad)

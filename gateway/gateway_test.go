@@ -134,6 +134,17 @@ func (g *testGateway) next(t *testing.T) stack.Event {
 	}
 }
 
+// result returns the Result of the request with this tag, skipping other
+// events.
+func (g *testGateway) result(t *testing.T, tag uint64) stack.Result {
+	t.Helper()
+	for {
+		if r, ok := g.next(t).(stack.Result); ok && r.Tag == tag {
+			return r
+		}
+	}
+}
+
 func (g *testGateway) waitAlarm(t *testing.T, match func(stack.Alarm) bool) {
 	t.Helper()
 	for {
@@ -178,20 +189,12 @@ func (g *testGateway) calls(t *testing.T, dpc mtp.PointCode, n int) map[uint16]i
 	for i := 0; i < n; i++ {
 		tag := callTags + uint64(i)
 		g.Stack.Submit(stack.Outseize{Tag: tag, DPC: dpc, Called: called})
-		var id stack.CallID
-		for id == 0 {
-			switch e := g.next(t).(type) {
-			case stack.Result:
-				if e.Tag != tag {
-					continue
-				}
-				if e.Status != stack.StatusOK {
-					t.Fatalf("outseize %d refused: %s %s", i, e.Status, e.Detail)
-				}
-				id = e.Call
-				used[e.CIC]++
-			}
+		r := g.result(t, tag)
+		if r.Status != stack.StatusOK {
+			t.Fatalf("outseize %d refused: %s %s", i, r.Status, r.Detail)
 		}
+		id := r.Call
+		used[r.CIC]++
 		for answered := false; !answered; {
 			switch e := g.next(t).(type) {
 			case stack.Answered:
