@@ -67,6 +67,20 @@ var pionOptions = func(o *options, wire *pionWire, name string) []sctp.Associati
 }
 
 // newPionConn runs the SCTP handshake on wire as client or server.
+// acceptContext bounds an accepted association's handshake: it ends after
+// handshakeTimeout, or when the listener or the peer's path closes.
+func acceptContext(listener, path <-chan struct{}) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
+	go func() {
+		select {
+		case <-listener:
+		case <-path:
+		}
+		cancel()
+	}()
+	return ctx
+}
+
 func newPionConn(ctx context.Context, kind Kind, wire *pionWire, client bool, o *options) (*pionConn, error) {
 	aopts := pionOptions(o, wire, kind.String())
 	var (

@@ -257,14 +257,7 @@ func listenRaw(local netip.AddrPort, o *options) (Listener, error) {
 func (l *rawListener) handshake(p *rawPath) {
 	wire := newPionWire(p, l.addr, netip.AddrPortFrom(p.key.remote, p.key.remotePort),
 		l.addr.Port(), p.key.remotePort, l.o.streams)
-	ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
-	go func() {
-		select {
-		case <-l.done:
-		case <-p.done:
-		}
-		cancel()
-	}()
+	ctx := acceptContext(l.done, p.done)
 	c, err := newPionConn(ctx, KindRaw, wire, false, l.o)
 	if err != nil {
 		return

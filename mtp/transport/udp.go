@@ -183,14 +183,7 @@ func (l *udpListener) dispatch(pkt []byte, from netip.AddrPort) {
 func (l *udpListener) handshake(p *udpPeerPath, peerSCTPPort uint16) {
 	wire := newPionWire(p, netip.AddrPortFrom(l.addr.Addr(), l.sctpPort),
 		netip.AddrPortFrom(p.from.Addr(), peerSCTPPort), l.sctpPort, peerSCTPPort, l.o.streams)
-	ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
-	go func() {
-		select {
-		case <-l.done:
-		case <-p.done:
-		}
-		cancel()
-	}()
+	ctx := acceptContext(l.done, p.done)
 	c, err := newPionConn(ctx, KindUDP, wire, false, l.o)
 	if err != nil {
 		_ = p.close()
