@@ -34,6 +34,7 @@ func (c *core) newCall(ci int32, outgoing bool, owner any) *call {
 	c.calls[cl.id] = cl
 	cc := &c.circuits[ci]
 	cc.call = cl
+	c.newEpoch(ci)
 	if outgoing {
 		cc.state = csOutgoing
 	} else {
@@ -60,6 +61,7 @@ func (c *core) endCall(cl *call, r Released) {
 func (c *core) idle(ci int32) {
 	cc := &c.circuits[ci]
 	c.stopCallTimers(ci)
+	c.newEpoch(ci)
 	cc.state = csIdle
 	c.refresh(ci)
 }
@@ -212,6 +214,7 @@ func (c *core) repeatAttempt(p int, cl *call, reason string) {
 	cl.circ = ci
 	cc := &c.circuits[ci]
 	cc.call, cc.state = cl, csOutgoing
+	c.newEpoch(ci)
 	c.refresh(ci)
 	c.stats.RepeatAttempts++
 	c.sendIAM(p, cl)
@@ -280,6 +283,7 @@ func (c *core) onIAM(p int, ci int32, m *isup.InitialAddress) {
 func (c *core) rejectIAM(p int, ci int32, cause uint8) {
 	cc := &c.circuits[ci]
 	cc.state = csIncoming
+	c.newEpoch(ci)
 	c.refresh(ci)
 	c.sendREL(p, ci, cause, isup.LocationPublicLocal)
 }
@@ -589,13 +593,16 @@ func (c *core) callTimerExpired(ci int32, k timerKind) bool {
 	case tT5: // the far end never answered our REL: reset the circuit
 		c.stopTimer(ci, tT1)
 		cc.state = csIdle
+		c.newEpoch(ci)
 		c.emit(Alarm{Kind: AlarmCircuitReset, PC: c.peers[p].group.DPC, CIC: cc.cic, Text: "T5 expired: no RLC for REL, circuit reset"})
 		c.sendRSC(p, ci, true)
 	case tT3: // overload hold over: clear the circuit
 		cc.state = csIdle
+		c.newEpoch(ci)
 		c.sendREL(p, ci, isup.CauseSwitchingCongestion, isup.LocationPublicLocal)
 	case tT27: // no re-test after a failed continuity check
 		cc.state = csIdle
+		c.newEpoch(ci)
 		c.sendRSC(p, ci, false)
 	default:
 		return false

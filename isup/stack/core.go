@@ -25,6 +25,7 @@ type Stats struct {
 	Shed                uint64 // inbound messages the admission hook refused
 	HeldBack            uint64 // messages the send filter held back (ANSI MTP congestion)
 	TimerExpiries       [numTimers]uint64
+	StaleTimers         uint64 // call timers found running in a later epoch of their circuit (a missed stop)
 }
 
 // Hooks let congestion control steer the core without the core knowing how it

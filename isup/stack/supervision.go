@@ -166,8 +166,8 @@ func (c *core) resetCircuitLocally(p int, ci int32, reason string) {
 	if cl := cc.call; cl != nil {
 		c.endCall(cl, Released{Cause: isup.CauseTemporaryFailure, Location: isup.LocationPublicLocal, Remote: true, Reason: reason})
 	}
-	c.stopCallTimers(ci)
-	c.stopTimer(ci, tT3)
+	c.stopCallTimers(ci) // T3 included
+	c.newEpoch(ci)
 	cc.state = csIdle
 	c.refresh(ci)
 }

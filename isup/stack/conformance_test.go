@@ -1,0 +1,62 @@
+package stack
+
+import (
+	"testing"
+
+	"github.com/isupgw/isupgw/isup"
+)
+
+// Tests for the Q.764 deviations of issue 13, each named after its item.
+
+// Item 1: on a circuit held after OLM, a REL from the far end idles the circuit
+// and must stop T3 with it; the next call on the circuit must not be touched
+// by the old T3 (no REL 42), and ends normally.
+func TestT3DoesNotOutliveItsCall(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	_, cic := h.outseize(Outseize{HasCIC: true, CIC: 3})
+	h.takeSent()
+	h.recv(simple(isup.OLM, cic))
+	h.expectEvents("released:42")
+	h.recv(rel(cic, isup.CauseNormalClearing)) // the far end clears the held circuit
+	h.expectSent("RLC:3")
+	h.idleAndQuiet()
+
+	id, _ := h.outseize(Outseize{HasCIC: true, CIC: 3})
+	h.expectSent("IAM:3")
+	h.recv(&isup.AddressComplete{Circuit: isup.Circuit{CIC: cic}})
+	h.recv(&isup.Answer{Circuit: isup.Circuit{CIC: cic}})
+	h.expectEvents("progress:ACM answered")
+	h.advance(DefaultTimers.T3) // the old T3 would have fired here
+	h.expectSent("")
+	if _, ok := h.c.calls[id]; !ok {
+		t.Fatal("the new call is gone")
+	}
+	h.recv(rel(cic, isup.CauseNormalClearing))
+	h.expectEvents("released:16")
+	h.expectSent("RLC:3")
+	h.idleAndQuiet()
+}
+
+// Item 1: a call timer that a path forgot to stop is dead once its circuit has
+// been seized again: its expiry does nothing to the new call and the timer is
+// no longer counted as running.
+func TestStaleCallTimerIgnoredByLaterCall(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	ci := h.c.peers[0].cicIndex[5]
+	h.c.startTimer(ci, tT1) // as if left behind by an earlier release
+	id := h.incoming(5)
+	h.advance(DefaultTimers.T1)
+	h.expectSent("")
+	h.expectEvents("")
+	if _, ok := h.c.calls[id]; !ok || h.c.circuits[ci].state != csIncoming {
+		t.Fatal("a stale T1 acted on the new call")
+	}
+	if h.c.timerRunning(ci, tT1) || h.c.stats.StaleTimers != 1 {
+		t.Fatalf("stale T1: running %v, counted %d", h.c.timerRunning(ci, tT1), h.c.stats.StaleTimers)
+	}
+	h.c.request(Release{Call: id})
+	h.takeEvents()
+	h.expectSent("REL:5")
+	h.recv(rlc(5))
+	h.idleAndQuiet()
+}
