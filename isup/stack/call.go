@@ -368,8 +368,16 @@ func (c *core) onREL(p int, ci int32, m *isup.Release) {
 	if cl := cc.call; cl != nil {
 		c.endCall(cl, Released{Cause: m.Cause.Value, Location: m.Cause.Location, ACL: acl, Remote: true})
 	}
-	// Whatever the state (a call, our own REL crossing theirs, our RSC, idle):
-	// answer with RLC and the circuit is idle.
+	if cc.state == csReleasing && cc.pend&pendRSC == 0 {
+		// Collision of REL messages (Q.764 §2.3.1 e), Q.784 test 3.8): theirs is
+		// answered with RLC, and the circuit is idle only when the RLC for ours
+		// has been received too; T1 and T5 keep running for it.
+		c.stats.ReleaseCollisions++
+		c.send(p, &isup.ReleaseComplete{Circuit: isup.Circuit{CIC: cc.cic}})
+		return
+	}
+	// Otherwise (a call, our RSC, a held or idle circuit): answer with RLC and
+	// the circuit is idle.
 	c.endPending(ci, pendRSC)
 	c.send(p, &isup.ReleaseComplete{Circuit: isup.Circuit{CIC: cc.cic}})
 	c.idle(ci)

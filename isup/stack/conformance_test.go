@@ -60,3 +60,38 @@ func TestStaleCallTimerIgnoredByLaterCall(t *testing.T) {
 	h.recv(rlc(5))
 	h.idleAndQuiet()
 }
+
+// Item 2: in a REL collision the circuit becomes idle only once RLC has been
+// both sent and received (Q.764 §2.3.1 e), Q.784 test 3.8): until the far
+// end's RLC it is not hunted, T1 repeats our REL, and the late RLC completes
+// the release instead of killing a new call.
+func TestRELCollisionIdleOnlyAfterRLCBothWays(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	id, cic := h.outseize(Outseize{HasCIC: true, CIC: 7})
+	h.recv(&isup.AddressComplete{Circuit: isup.Circuit{CIC: cic}})
+	h.takeEvents()
+	h.takeSent()
+	h.c.request(Release{Call: id})
+	h.expectEvents("result:ok released:16")
+	h.expectSent("REL:7")
+	h.recv(rel(cic, isup.CauseNormalClearing)) // theirs crossed ours
+	h.expectSent("RLC:7")
+	h.expectEvents("")
+	ci := h.c.peers[0].cicIndex[cic]
+	if cc := &h.c.circuits[ci]; cc.state != csReleasing || cc.usable() || !h.c.timerRunning(ci, tT1) || !h.c.timerRunning(ci, tT5) {
+		t.Fatalf("after RLC sent, none received: %s, T1 %v, T5 %v", cc.describe(), h.c.timerRunning(ci, tT1), h.c.timerRunning(ci, tT5))
+	}
+	if _, c2 := h.outseize(Outseize{}); c2 == cic {
+		t.Fatal("a new IAM went out on the circuit awaiting RLC")
+	}
+	h.takeSent()
+	h.recv(rel(cic, isup.CauseNormalClearing)) // their T1 repeat: answered again
+	h.expectSent("RLC:7")
+	h.recv(rlc(cic))
+	if cc := &h.c.circuits[ci]; cc.state != csIdle || !cc.usable() || h.c.timerRunning(ci, tT1) || h.c.timerRunning(ci, tT5) {
+		t.Fatalf("after RLC both ways: %s", cc.describe())
+	}
+	if h.c.stats.ReleaseCollisions != 2 {
+		t.Fatalf("collisions counted %d, want 2", h.c.stats.ReleaseCollisions)
+	}
+}

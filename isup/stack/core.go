@@ -16,6 +16,7 @@ type Stats struct {
 	UnknownCIC          uint64 // UCIC sent (or discarded when the message was a UCIC)
 	Unexpected          uint64 // messages that do not fit the circuit's state
 	Glare               uint64
+	ReleaseCollisions   uint64 // REL received while our REL awaited its RLC
 	GlareRetries        uint64
 	RepeatAttempts      uint64
 	CallsOut, CallsIn   uint64
