@@ -199,12 +199,24 @@ func (c *core) sendIAM(p int, cl *call) {
 // another circuit (glare lost, or the circuit was blocked under it), once.
 // The old circuit is left to the caller.
 func (c *core) repeatAttempt(p int, cl *call, reason string) {
+	c.repeatAttemptOutside(p, cl, reason, 1, 0)
+}
+
+// repeatable reports whether a call may still be moved by an automatic repeat
+// attempt: our IAM is out and no backward message came (Q.764 §2.8.1).
+func repeatable(cl *call) bool {
+	return cl != nil && cl.outgoing && cl.phase == phSetup && cl.iam != nil
+}
+
+// repeatAttemptOutside is repeatAttempt on a circuit outside CICs lo..hi (the
+// range a reset covers: the far end may not have seen our GRA or RLC yet).
+func (c *core) repeatAttemptOutside(p int, cl *call, reason string, lo, hi uint16) {
 	old := cl.circ
 	c.stopCallTimers(old)
 	if c.circuits[old].call == cl {
 		c.circuits[old].call = nil
 	}
-	ci, ok := c.hunt(p)
+	ci, ok := c.huntOutside(p, lo, hi)
 	if cl.retried || !ok {
 		cl.circ = old
 		c.endCall(cl, Released{Cause: isup.CauseNoCircuitAvailable, Location: isup.LocationPublicLocal, Reason: reason})
@@ -218,6 +230,29 @@ func (c *core) repeatAttempt(p int, cl *call, reason string) {
 	c.refresh(ci)
 	c.stats.RepeatAttempts++
 	c.sendIAM(p, cl)
+}
+
+// takeForRepeat detaches from a circuit about to be reset the outgoing call
+// that may still be repeated, so the reset does not release it: Q.764 §2.8.1
+// lists a reset received after our IAM and before any backward message among
+// the cases for an automatic repeat attempt.
+func (c *core) takeForRepeat(ci int32) []*call {
+	cc := &c.circuits[ci]
+	cl := cc.call
+	if !repeatable(cl) {
+		return nil
+	}
+	c.stopCallTimers(ci)
+	cc.call = nil
+	return []*call{cl}
+}
+
+// repeatAfterReset repeats the calls takeForRepeat took, once the reset's
+// answer (RLC or GRA) is out, on circuits outside the reset range lo..hi.
+func (c *core) repeatAfterReset(p int, moved []*call, lo, hi uint16) {
+	for _, cl := range moved {
+		c.repeatAttemptOutside(p, cl, "circuit reset by the far end, no circuit for a repeat attempt", lo, hi)
+	}
 }
 
 // onIAM handles an incoming IAM, including dual seizure.

@@ -95,3 +95,60 @@ func TestRELCollisionIdleOnlyAfterRLCBothWays(t *testing.T) {
 		t.Fatalf("collisions counted %d, want 2", h.c.stats.ReleaseCollisions)
 	}
 }
+
+// Item 3: RSC or GRS after our IAM and before any backward message leads to an
+// automatic repeat attempt on another circuit (Q.764 §2.8.1), not to a
+// release: the host sees no Released, the call answers on the new circuit.
+func TestResetDuringSetupRepeatsAttempt(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		reset isup.Message
+		ack   string
+		lo    uint16
+		hi    uint16
+	}{
+		{"RSC", simple(isup.RSC, 3), "RLC:3", 3, 3},
+		{"GRS", &isup.GroupReset{Kind: isup.GRS, Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.RangeAndStatus{Range: 6}}, "GRA:1", 1, 7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, testConfig(isup.ITU))
+			id, _ := h.outseize(Outseize{HasCIC: true, CIC: 3})
+			h.expectSent("IAM:3")
+			h.recv(tc.reset)
+			got := h.takeSent()
+			if len(got) != 2 || types(got[:1]) != tc.ack || got[1].MessageType() != isup.IAM {
+				t.Fatalf("after %s: sent %q, want %s then IAM on another circuit", tc.name, types(got), tc.ack)
+			}
+			cic := got[1].CircuitID()
+			if cic >= tc.lo && cic <= tc.hi {
+				t.Fatalf("repeat attempt on CIC %d, inside the reset range %d-%d", cic, tc.lo, tc.hi)
+			}
+			h.expectEvents("")
+			if h.c.stats.RepeatAttempts != 1 {
+				t.Fatalf("repeat attempts %d", h.c.stats.RepeatAttempts)
+			}
+			h.recv(&isup.AddressComplete{Circuit: isup.Circuit{CIC: cic}})
+			h.recv(&isup.Answer{Circuit: isup.Circuit{CIC: cic}})
+			h.expectEvents("progress:ACM answered")
+			h.c.request(Release{Call: id})
+			h.expectEvents("result:ok released:16")
+			h.expectSent("REL:" + itoa(cic))
+			h.recv(rlc(cic))
+			h.idleAndQuiet()
+		})
+	}
+}
+
+// Item 3: after a backward message there is no repeat attempt: the reset
+// releases the call towards its host.
+func TestResetAfterBackwardMessageReleases(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	h.outseize(Outseize{HasCIC: true, CIC: 3})
+	h.recv(&isup.AddressComplete{Circuit: isup.Circuit{CIC: 3}})
+	h.takeSent()
+	h.takeEvents()
+	h.recv(simple(isup.RSC, 3))
+	h.expectSent("RLC:3")
+	h.expectEvents("released:41")
+	h.idleAndQuiet()
+}
