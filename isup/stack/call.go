@@ -358,28 +358,28 @@ func (c *core) onBackward(p int, ci int32, m isup.Message) {
 		c.unexpectedOnIdle(p, ci)
 		return
 	}
-	if cl.phase == phSetup {
-		c.stopTimer(ci, tT7)
+	if cl.iam != nil {
 		cl.iam = nil // no repeat attempt after a backward message
 		c.observe(Observation{Kind: ObsBackward, PC: c.peers[p].group.DPC, Call: cl.id})
 	}
 	switch m.MessageType() {
 	case isup.ACM:
 		if cl.phase == phSetup {
+			c.stopTimer(ci, tT7)
 			cl.phase = phAlerting
 			c.startTimer(ci, tT9)
 		}
 		c.emit(CallProgress{Call: cl.id, Owner: cl.owner, Message: m})
 	case isup.CPG:
-		if cl.phase == phSetup {
-			cl.phase = phAlerting
-		}
+		// Only ACM or CON stop T7 (Q.764 Annex A, Table A.1): a CPG before
+		// the ACM leaves the call in set-up, supervised by T7.
 		c.emit(CallProgress{Call: cl.id, Owner: cl.owner, Message: m})
 	case isup.CON, isup.ANM:
 		if cl.phase == phAnswered {
 			c.stats.Unexpected++
 			return
 		}
+		c.stopTimer(ci, tT7) // ANM without ACM: answered, nothing left to wait for
 		c.stopTimer(ci, tT9)
 		cl.phase = phAnswered
 		c.emit(Answered{Call: cl.id, Owner: cl.owner, Message: m})

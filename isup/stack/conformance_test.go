@@ -152,3 +152,33 @@ func TestResetAfterBackwardMessageReleases(t *testing.T) {
 	h.expectEvents("released:41")
 	h.idleAndQuiet()
 }
+
+// Item 10: a CPG before the ACM does not stop T7 (only ACM or CON do): the
+// call stays supervised, and T7 releases it when no ACM follows.
+func TestCPGBeforeACMKeepsT7(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	_, cic := h.outseize(Outseize{})
+	h.takeSent()
+	ci := h.c.peers[0].cicIndex[cic]
+	h.recv(&isup.CallProgress{Circuit: isup.Circuit{CIC: cic}, Event: 2})
+	h.expectEvents("progress:CPG")
+	if !h.c.timerRunning(ci, tT7) {
+		t.Fatal("CPG before ACM stopped T7")
+	}
+	h.advance(DefaultTimers.T7)
+	h.expectEvents("released:31")
+	h.expectSent("REL:" + itoa(cic))
+	h.recv(rlc(cic))
+	h.idleAndQuiet()
+
+	// With the ACM after the CPG, T7 stops and T9 runs.
+	_, cic = h.outseize(Outseize{})
+	h.takeSent()
+	ci = h.c.peers[0].cicIndex[cic]
+	h.recv(&isup.CallProgress{Circuit: isup.Circuit{CIC: cic}, Event: 2})
+	h.recv(&isup.AddressComplete{Circuit: isup.Circuit{CIC: cic}})
+	h.expectEvents("progress:CPG progress:ACM")
+	if h.c.timerRunning(ci, tT7) || !h.c.timerRunning(ci, tT9) {
+		t.Fatal("ACM after CPG: T7 must stop and T9 run")
+	}
+}
