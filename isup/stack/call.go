@@ -444,7 +444,6 @@ func (c *core) sendRELWithACL(p int, ci int32, cause, location uint8, acl isup.A
 	cc := &c.circuits[ci]
 	c.stopCallTimers(ci)
 	cc.state = csReleasing
-	cc.relCause = cause
 	c.refresh(ci)
 	rel := c.buildREL(p, cc.cic, cause, location)
 	if acl > rel.ACL() {
@@ -456,6 +455,9 @@ func (c *core) sendRELWithACL(p int, ci int32, cause, location uint8, acl isup.A
 	c.send(p, rel)
 	c.startTimer(ci, tT1)
 	c.startTimer(ci, tT5)
+	// T1 repeats this very REL (Q.764 §2.9.6: "retransmit the release
+	// message"): same cause, location, diagnostics and ACL.
+	c.sentREL[ci] = rel
 }
 
 // buildREL makes a REL, with the Automatic Congestion Level while congestion
@@ -631,8 +633,13 @@ func (c *core) callTimerExpired(ci int32, k timerKind) bool {
 			c.releaseCall(cl, isup.CauseRecoveryOnTimerExpiry, isup.LocationPublicLocal, k.String()+" expired: suspended too long", true)
 		}
 	case tT1:
-		c.send(p, c.buildREL(p, cc.cic, cc.relCause, isup.LocationPublicLocal))
+		rel, ok := c.sentREL[ci]
+		if !ok { // cannot happen: sendREL stores it and only stopping T1 drops it
+			rel = c.buildREL(p, cc.cic, isup.CauseNormalUnspecified, isup.LocationPublicLocal)
+		}
+		c.send(p, rel)
 		c.startTimer(ci, tT1)
+		c.sentREL[ci] = rel
 	case tT5: // the far end never answered our REL: reset the circuit
 		c.stopTimer(ci, tT1)
 		cc.state = csIdle

@@ -53,7 +53,6 @@ type circuit struct {
 	block      uint8
 	pend       uint8
 	flags      uint8
-	relCause   uint8 // cause of our last REL, repeated by T1
 }
 
 // idleList is an intrusive FIFO of circuit indexes: taking from the head and

@@ -182,3 +182,33 @@ func TestCPGBeforeACMKeepsT7(t *testing.T) {
 		t.Fatal("ACM after CPG: T7 must stop and T9 run")
 	}
 }
+
+// Item 14: T1 repeats the very REL that was sent (Q.764 §2.9.6): same cause,
+// location, diagnostics and ACL, whatever congestion control says meanwhile.
+func TestT1RepeatsTheSameREL(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	level := isup.AutomaticCongestionLevel(1)
+	h.c.hooks.ReleaseACL = func() isup.AutomaticCongestionLevel { return level }
+	id := h.incoming(6)
+	h.c.request(Release{Call: id, Cause: isup.CauseUserBusy, Location: isup.LocationPrivateLocal, ACL: 2})
+	h.takeEvents()
+	first := h.expectSent("REL:6")[0].(*isup.Release)
+	if first.Cause.Value != isup.CauseUserBusy || first.Cause.Location != isup.LocationPrivateLocal || first.ACL() != 2 {
+		t.Fatalf("first REL %+v", first)
+	}
+	level = 0 // congestion ended: a new REL would carry no ACL
+	want, _ := isup.Marshal(first, isup.ITU)
+	for i := 0; i < 3; i++ {
+		h.advance(DefaultTimers.T1)
+		again := h.expectSent("REL:6")[0]
+		got, _ := isup.Marshal(again, isup.ITU)
+		if string(got) != string(want) {
+			t.Fatalf("T1 repeat %d: % X, want the original % X", i+1, got, want)
+		}
+	}
+	h.recv(rlc(6))
+	h.idleAndQuiet()
+	if len(h.c.sentREL) != 0 {
+		t.Fatalf("%d RELs kept after RLC", len(h.c.sentREL))
+	}
+}

@@ -89,7 +89,9 @@ type core struct {
 	timerqMax int
 	timerOrd  uint64
 	groupOps  map[int32]groupOp
-	stats     Stats
+	// sentREL is the REL each circuit with T1 running waits on, for T1 to repeat.
+	sentREL map[int32]*isup.Release
+	stats   Stats
 	// out sends an encoded message; it must not keep payload after returning.
 	out  func(lbl mtp.Label, payload []byte)
 	emit func(Event)
@@ -105,7 +107,7 @@ func newCore(cfg Config, now time.Time, out func(mtp.Label, []byte), emit func(E
 	c := &core{
 		cfg: cfg, now: now, out: out, emit: emit,
 		peerByPC: map[mtp.PointCode]int{}, peerByName: map[string]int{},
-		calls: map[CallID]*call{}, groupOps: map[int32]groupOp{},
+		calls: map[CallID]*call{}, groupOps: map[int32]groupOp{}, sentREL: map[int32]*isup.Release{},
 	}
 	c.stats.Refused = map[Status]uint64{}
 	c.buildCircuits()

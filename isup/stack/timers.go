@@ -204,6 +204,9 @@ func (c *core) stopTimer(ci int32, k timerKind) {
 	}
 	cc.running &^= 1 << k
 	cc.timers.seq[k]++
+	if k == tT1 {
+		delete(c.sentREL, ci) // the REL T1 would repeat
+	}
 }
 
 func (c *core) timerRunning(ci int32, k timerKind) bool {
