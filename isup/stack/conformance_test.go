@@ -212,3 +212,22 @@ func TestT1RepeatsTheSameREL(t *testing.T) {
 		t.Fatalf("%d RELs kept after RLC", len(h.c.sentREL))
 	}
 }
+
+// Item 11: an outseize whose nature of connection indicators ask for a
+// continuity check (on this circuit, or on a previous one) is refused with
+// its own status: the far end would wait for a COT that never comes.
+func TestOutseizeAskingContinuityRefused(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	for _, dc := range []uint8{1, 2} {
+		h.c.request(Outseize{Tag: 9, DPC: peerPC, Called: h.called(), NatureOfConnection: isup.NewNatureOfConnection(0, dc, false)})
+		ev := h.takeEvents()
+		if len(ev) != 1 || ev[0].(Result).Status != StatusContinuityNotSupported || ev[0].(Result).Tag != 9 {
+			t.Fatalf("continuity %d: %q", dc, eventNames(ev))
+		}
+	}
+	h.expectSent("")
+	h.idleAndQuiet()
+	// Satellite and echo control bits alone are fine.
+	h.outseize(Outseize{NatureOfConnection: isup.NewNatureOfConnection(1, 0, true)})
+	h.expectSent("IAM:1")
+}
