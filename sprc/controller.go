@@ -371,10 +371,11 @@ func (c *Controller) CallEnded(pc mtp.PointCode, outgoing bool) {
 // RELReceived feeds automatic congestion control: a REL with ACL puts the point
 // code under control, renewed by each such REL.
 func (c *Controller) RELReceived(pc mtp.PointCode, acl isup.AutomaticCongestionLevel) {
-	if acl == 0 || c.cfg.ACC.Mode == ACCOff {
+	// Levels above 3 are spare in every variant (the stack already drops those
+	// its variant leaves spare): not acted upon, never read as "stop all calls".
+	if acl == 0 || acl > 3 || c.cfg.ACC.Mode == ACCOff {
 		return
 	}
-	acl = min(acl, 3)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d := c.destination(pc)

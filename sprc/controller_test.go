@@ -537,3 +537,23 @@ func TestReconfigureKeepsState(t *testing.T) {
 		t.Fatal("new constraint not applied")
 	}
 }
+
+// Issue 13 item 13: an ACL above 3 is spare in every variant and is not acted
+// upon: no alarm, no throttling (it used to be read as level 3, 0 % admitted),
+// and it does not change the level of a control already running.
+func TestSpareACLNotActedOn(t *testing.T) {
+	f := newFake(t, Default)
+	const x mtp.PointCode = 42
+	f.c.RELReceived(x, 5)
+	f.expectAlarms("")
+	if n := f.admitted(x, 10); n != 10 {
+		t.Fatalf("spare ACL 5: %d of 10 admitted", n)
+	}
+	f.c.RELReceived(x, 1)
+	f.expectAlarms("0x1A+")
+	f.c.RELReceived(x, 255)
+	f.expectAlarms("")
+	if n := f.admitted(x, 100); n != 50 {
+		t.Fatalf("ACL 1 then spare 255: %d of 100 admitted, want 50", n)
+	}
+}

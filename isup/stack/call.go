@@ -405,7 +405,7 @@ func (c *core) unexpectedOnIdle(p int, ci int32) {
 // onREL handles a release from the far end.
 func (c *core) onREL(p int, ci int32, m *isup.Release) {
 	cc := &c.circuits[ci]
-	acl := m.ACL()
+	acl := c.receivedACL(p, m)
 	c.observe(Observation{Kind: ObsRELReceived, PC: c.peers[p].group.DPC, ACL: acl})
 	if cl := cc.call; cl != nil {
 		c.endCall(cl, Released{Cause: m.Cause.Value, Location: m.Cause.Location, ACL: acl, Remote: true})
@@ -423,6 +423,27 @@ func (c *core) onREL(p int, ci int32, m *isup.Release) {
 	c.endPending(ci, pendRSC)
 	c.send(p, &isup.ReleaseComplete{Circuit: isup.Circuit{CIC: cc.cic}})
 	c.idle(ci)
+}
+
+// receivedACL is the REL's Automatic Congestion Level if the variant defines
+// it: 1-2 in ITU (Q.763, ACL parameter: the other values are spare), 1-3 in
+// ANSI (T1.113.3). A spare value is not acted upon, in the spirit of Q.764
+// §2.9.5 (what a node does not understand it ignores rather than guesses):
+// the REL is handled as if it had no ACL, and counted. Reading a spare value
+// as "the highest level" shut all new calls to the point code.
+func (c *core) receivedACL(p int, m *isup.Release) isup.AutomaticCongestionLevel {
+	if !m.Optional.Has(isup.ParamAutomaticCongestionLevel) {
+		return 0
+	}
+	acl, top := m.ACL(), isup.AutomaticCongestionLevel(2)
+	if c.variant(p) == isup.ANSI {
+		top = 3
+	}
+	if acl < 1 || acl > top {
+		c.stats.SpareACL++
+		return 0
+	}
+	return acl
 }
 
 // onRLC completes a release or a circuit reset.

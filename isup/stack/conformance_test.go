@@ -231,3 +231,35 @@ func TestOutseizeAskingContinuityRefused(t *testing.T) {
 	h.outseize(Outseize{NatureOfConnection: isup.NewNatureOfConnection(1, 0, true)})
 	h.expectSent("IAM:1")
 }
+
+// Item 13: a received ACL is taken per variant (ITU 1-2, ANSI 1-3); a spare
+// value is not acted upon: the host and congestion control see a REL without
+// ACL, and it is counted.
+func TestReceivedACLValidatedPerVariant(t *testing.T) {
+	for _, tc := range []struct {
+		v       isup.Variant
+		raw     byte
+		want    isup.AutomaticCongestionLevel
+		counted uint64
+	}{
+		{isup.ITU, 1, 1, 0}, {isup.ITU, 2, 2, 0}, {isup.ITU, 3, 0, 1}, {isup.ITU, 5, 0, 1}, {isup.ITU, 0, 0, 1},
+		{isup.ANSI, 3, 3, 0}, {isup.ANSI, 4, 0, 1}, {isup.ANSI, 0xff, 0, 1},
+	} {
+		h := newHarness(t, testConfig(tc.v))
+		var seen []isup.AutomaticCongestionLevel
+		h.c.hooks.Observe = func(o Observation) {
+			if o.Kind == ObsRELReceived {
+				seen = append(seen, o.ACL)
+			}
+		}
+		h.incoming(4)
+		r := rel(4, isup.CauseSwitchingCongestion)
+		r.Optional = isup.Optional{{Code: isup.ParamAutomaticCongestionLevel, Value: []byte{tc.raw}}}
+		h.recv(r)
+		ev := h.expectEvents("released:42")[0].(Released)
+		h.expectSent("RLC:4")
+		if ev.ACL != tc.want || len(seen) != 1 || seen[0] != tc.want || h.c.stats.SpareACL != tc.counted {
+			t.Errorf("%s ACL %d: host %d, observed %v, counted %d; want %d", tc.v, tc.raw, ev.ACL, seen, h.c.stats.SpareACL, tc.want)
+		}
+	}
+}

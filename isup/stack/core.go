@@ -23,6 +23,7 @@ type Stats struct {
 	Refused             map[Status]uint64
 	UnrecognisedMessage uint64
 	UnrecognisedParam   uint64
+	SpareACL            uint64 // REL with an ACL value the variant leaves spare (or malformed): not acted on
 	Shed                uint64 // inbound messages the admission hook refused
 	HeldBack            uint64 // messages the send filter held back (ANSI MTP congestion)
 	TimerExpiries       [numTimers]uint64
