@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/isupgw/isupgw/isup"
+	"github.com/isupgw/isupgw/mtp"
 )
 
 // Tests for the Q.764 deviations of issue 13, each named after its item.
@@ -262,4 +263,20 @@ func TestReceivedACLValidatedPerVariant(t *testing.T) {
 			t.Errorf("%s ACL %d: host %d, observed %v, counted %d; want %d", tc.v, tc.raw, ev.ACL, seen, h.c.stats.SpareACL, tc.want)
 		}
 	}
+}
+
+// Settled: an ITU RLC with no optional-part pointer completes the release
+// (as Yate, libss7 and Wireshark read it), instead of being discarded until
+// T5 resets the circuit.
+func TestITURLCWithoutPointerCompletesRelease(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	id := h.incoming(9)
+	h.c.request(Release{Call: id})
+	h.takeEvents()
+	h.expectSent("REL:9")
+	h.c.receive(mtp.Label{OPC: peerPC, DPC: ownPC, SI: 5, NI: 2}, []byte{9, 0, byte(isup.RLC)})
+	if h.c.stats.DecodeErrors != 0 {
+		t.Fatal("a 3-octet RLC was refused")
+	}
+	h.idleAndQuiet()
 }
