@@ -415,14 +415,26 @@ func (c *core) onREL(p int, ci int32, m *isup.Release) {
 		// answered with RLC, and the circuit is idle only when the RLC for ours
 		// has been received too; T1 and T5 keep running for it.
 		c.stats.ReleaseCollisions++
-		c.send(p, &isup.ReleaseComplete{Circuit: isup.Circuit{CIC: cc.cic}})
+		c.sendRLC(p, cc.cic)
 		return
 	}
 	// Otherwise (a call, our RSC, a held or idle circuit): answer with RLC and
 	// the circuit is idle.
 	c.endPending(ci, pendRSC)
-	c.send(p, &isup.ReleaseComplete{Circuit: isup.Circuit{CIC: cc.cic}})
+	c.sendRLC(p, cc.cic)
 	c.idle(ci)
+}
+
+// sendRLC answers a REL; in ITU it reports the REL's unrecognised parameters
+// with cause 99 (see unrecognisedInREL).
+func (c *core) sendRLC(p int, cic uint16) {
+	m := &isup.ReleaseComplete{Circuit: isup.Circuit{CIC: cic}}
+	if len(c.relDiag) > 0 && c.variant(p) == isup.ITU {
+		cause := isup.CauseIndicators{Location: isup.LocationPublicLocal, Value: isup.CauseParameterNonExistent, Diagnostics: append([]byte(nil), c.relDiag...)}
+		_ = m.Optional.Set(cause)
+	}
+	c.relDiag = c.relDiag[:0]
+	c.send(p, m)
 }
 
 // receivedACL is the REL's Automatic Congestion Level if the variant defines

@@ -280,3 +280,57 @@ func TestITURLCWithoutPointerCompletesRelease(t *testing.T) {
 	}
 	h.idleAndQuiet()
 }
+
+// Settled: a REL whose cause is one octet (undecodable) still releases: the
+// call ends with cause 31 normal, unspecified, and RLC answers it.
+func TestRELWithOneOctetCauseReleases(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	h.incoming(4)
+	// CIC 4, REL, pointers: cause at +2, no optional part; cause length 1.
+	h.c.receive(mtp.Label{OPC: peerPC, DPC: ownPC, SI: 5, NI: 2}, []byte{4, 0, byte(isup.REL), 2, 0, 1, 0x82})
+	ev := h.expectEvents("released:31")[0].(Released)
+	if !ev.Remote || h.c.stats.MalformedREL != 1 {
+		t.Fatalf("released %+v, counted %d", ev, h.c.stats.MalformedREL)
+	}
+	h.expectSent("RLC:4")
+	h.idleAndQuiet()
+}
+
+// Settled: a REL with an unrecognised parameter releases the call, and the
+// RLC (not a CFN) reports the parameter with cause 99 in ITU (Q.764 §2.9.5.2);
+// in ANSI, whose RLC has no parameters, a plain RLC. A compatibility
+// instruction to discard the message does not keep the call up.
+func TestRELWithUnrecognisedParameter(t *testing.T) {
+	unknown := isup.ParameterCode(0xF3)
+	for _, tc := range []struct {
+		name  string
+		v     isup.Variant
+		pci   bool // instructions: discard message, no notification
+		cause bool // RLC carries cause 99 naming the parameter
+	}{
+		{"ITU no instructions", isup.ITU, false, true},
+		{"ITU discard message", isup.ITU, true, false},
+		{"ANSI no instructions", isup.ANSI, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, testConfig(tc.v))
+			h.incoming(4)
+			r := rel(4, isup.CauseNormalClearing)
+			r.Optional = isup.Optional{{Code: unknown, Value: []byte{1, 2}}}
+			if tc.pci {
+				var pci isup.ParameterCompatibilityInformation
+				pci = pci.Append(unknown, 0x08, 0, 0) // D: discard message
+				_ = r.Optional.Set(pci)
+			}
+			h.recv(r)
+			h.expectEvents("released:16")
+			got := h.expectSent("RLC:4")[0].(*isup.ReleaseComplete)
+			var cause isup.CauseIndicators
+			found, err := got.Optional.Decode(&cause)
+			if found != tc.cause || err != nil || found && (cause.Value != isup.CauseParameterNonExistent || string(cause.Diagnostics) != string([]byte{byte(unknown)})) {
+				t.Fatalf("RLC cause found %v (%+v, %v), want %v", found, cause, err, tc.cause)
+			}
+			h.idleAndQuiet()
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 type Stats struct {
 	Received, Sent      [256]uint64 // by message type
 	DecodeErrors        uint64
+	MalformedREL        uint64 // REL with an undecodable cause, handled as cause 31
 	NotForUs            uint64 // wrong SI or DPC
 	UnknownPeer         uint64
 	UnknownCIC          uint64 // UCIC sent (or discarded when the message was a UCIC)
@@ -101,6 +102,9 @@ type core struct {
 	persist func()
 	// draining refuses new calls (graceful shutdown).
 	draining bool
+	// relDiag names the unrecognised parameters of the REL being handled: the
+	// RLC reports them (cause 99) instead of a CFN.
+	relDiag []byte
 }
 
 func newCore(cfg Config, now time.Time, out func(mtp.Label, []byte), emit func(Event)) *core {
@@ -182,7 +186,9 @@ func (c *core) receive(lbl mtp.Label, b []byte) {
 	m, err := isup.Decode(b, pr.group.Variant)
 	if err != nil {
 		c.stats.DecodeErrors++
-		return
+		if m = c.malformedREL(b, pr.group.Variant); m == nil {
+			return
+		}
 	}
 	t := m.MessageType()
 	c.stats.Received[t]++
@@ -198,6 +204,21 @@ func (c *core) receive(lbl mtp.Label, b []byte) {
 		return
 	}
 	c.dispatch(p, ci, m)
+}
+
+// malformedREL reads a REL whose cause (its only mandatory parameter) cannot be
+// decoded, e.g. one octet long, as a REL with cause 31 normal, unspecified:
+// the far end has released whatever we think of its cause, and discarding the
+// REL would keep the call up until its T5 resets the circuit. This is the
+// rule Q.931 §5.8.6 gives for a RELEASE with a missing or invalid cause, and
+// 31 is the Q.850 default of the normal class. Nil for anything else.
+func (c *core) malformedREL(b []byte, v isup.Variant) isup.Message {
+	cic, t, err := isup.Peek(b, v)
+	if err != nil || t != isup.REL {
+		return nil
+	}
+	c.stats.MalformedREL++
+	return &isup.Release{Circuit: isup.Circuit{CIC: cic}, Cause: isup.NewCause(isup.LocationUser, isup.CauseNormalUnspecified)}
 }
 
 func (c *core) dispatch(p int, ci int32, m isup.Message) {
