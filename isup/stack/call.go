@@ -406,7 +406,7 @@ func (c *core) unexpectedOnIdle(p int, ci int32) {
 func (c *core) onREL(p int, ci int32, m *isup.Release) {
 	cc := &c.circuits[ci]
 	acl := c.receivedACL(p, m)
-	c.observe(Observation{Kind: ObsRELReceived, PC: c.peers[p].group.DPC, ACL: acl})
+	c.observe(Observation{Kind: ObsRELReceived, PC: c.peers[p].group.DPC, Variant: c.variant(p), ACL: acl})
 	if cl := cc.call; cl != nil {
 		c.endCall(cl, Released{Cause: m.Cause.Value, Location: m.Cause.Location, ACL: acl, Remote: true})
 	}

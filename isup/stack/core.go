@@ -55,6 +55,7 @@ type Hooks struct {
 type Observation struct {
 	Kind     ObservationKind
 	PC       mtp.PointCode
+	Variant  isup.Variant // of the circuit group, for ObsRELReceived
 	ACL      isup.AutomaticCongestionLevel
 	Call     CallID
 	Outgoing bool // for call start and end
