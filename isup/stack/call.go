@@ -468,6 +468,7 @@ func (c *core) onRLC(p int, ci int32) {
 		c.idle(ci)
 	case cc.call != nil:
 		// RLC without our REL: the far end considers the circuit idle.
+		c.stats.RLCWithoutREL++
 		c.endCall(cc.call, Released{Cause: isup.CauseNormalUnspecified, Location: isup.LocationPublicLocal, Remote: true, Reason: "RLC without REL"})
 		c.idle(ci)
 	default:

@@ -18,6 +18,7 @@ type Stats struct {
 	Unexpected          uint64 // messages that do not fit the circuit's state
 	Glare               uint64
 	ReleaseCollisions   uint64 // REL received while our REL awaited its RLC
+	RLCWithoutREL       uint64 // RLC on a circuit carrying a call: the call ends
 	GlareRetries        uint64
 	RepeatAttempts      uint64
 	CallsOut, CallsIn   uint64
