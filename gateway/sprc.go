@@ -104,7 +104,7 @@ var refusalStatus = map[sprc.Refusal]stack.Status{
 func observe(ctl *sprc.Controller, o stack.Observation) {
 	switch o.Kind {
 	case stack.ObsRELReceived:
-		ctl.RELReceived(o.PC, o.ACL)
+		ctl.RELReceivedFrom(o.PC, o.ACL, o.Variant)
 	case stack.ObsCallStarted:
 		ctl.CallStarted(o.PC, o.Outgoing)
 	case stack.ObsCallEnded:

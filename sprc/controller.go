@@ -371,10 +371,11 @@ func (c *Controller) CallEnded(pc mtp.PointCode, outgoing bool) {
 // RELReceived feeds automatic congestion control: a REL with ACL puts the point
 // code under control, renewed by each such REL.
 func (c *Controller) RELReceived(pc mtp.PointCode, acl isup.AutomaticCongestionLevel) {
-	if acl == 0 || c.cfg.ACC.Mode == ACCOff {
+	// Levels above 3 are spare in every variant (the stack already drops those
+	// its variant leaves spare): not acted upon, never read as "stop all calls".
+	if acl == 0 || acl > 3 || c.cfg.ACC.Mode == ACCOff {
 		return
 	}
-	acl = min(acl, 3)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d := c.destination(pc)
@@ -384,6 +385,31 @@ func (c *Controller) RELReceived(pc mtp.PointCode, acl isup.AutomaticCongestionL
 			Data: map[string]any{"dpc": uint32(pc), "level": int(acl)}})
 	}
 	d.acl, d.aclUntil = acl, now.Add(c.cfg.ACC.Duration)
+}
+
+// RELReceivedFrom is RELReceived knowing the variant of the circuit group the
+// REL came on. In ANSI a REL without ACL from a destination under control
+// ends the control at once (T1.113.4 Annex D: the T_ACC,r control stops on
+// expiry or on a REL without ACL, as IntelliNet's ANSI stack does it); in ITU
+// no such rule exists (Q.764 §2.11 has no ACC timer), so the control runs
+// out ACC.Duration after the last REL with ACL.
+func (c *Controller) RELReceivedFrom(pc mtp.PointCode, acl isup.AutomaticCongestionLevel, v isup.Variant) {
+	if acl != 0 || v != isup.ANSI {
+		c.RELReceived(pc, acl)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d, ok := c.dests[pc]; ok && d.acl > 0 {
+		c.endACC(d, "REL without ACL received, control ended")
+	}
+}
+
+// endACC ends automatic congestion control towards a destination.
+func (c *Controller) endACC(d *dest, why string) {
+	d.acl = 0
+	c.alarm(Alarm{Number: AlarmACC, Severity: SeverityMinor, Cleared: true, Text: fmt.Sprintf("destination %d: %s", d.pc, why),
+		Data: map[string]any{"dpc": uint32(d.pc)}})
 }
 
 // T7Expired and Backward track IAMs that get no answer: enough failures in a
@@ -519,9 +545,7 @@ func (c *Controller) Tick() {
 	now := c.now()
 	for _, d := range c.dests {
 		if d.acl > 0 && !now.Before(d.aclUntil) {
-			d.acl = 0
-			c.alarm(Alarm{Number: AlarmACC, Severity: SeverityMinor, Cleared: true, Text: fmt.Sprintf("destination %d: ACL no longer received, control ended", d.pc),
-				Data: map[string]any{"dpc": uint32(d.pc)}})
+			c.endACC(d, "ACL no longer received, control ended")
 		}
 		if d.step > 0 && !d.t30Until.IsZero() && !now.Before(d.t30Until) {
 			d.step-- // a quiet T30: one step back towards full load

@@ -537,3 +537,47 @@ func TestReconfigureKeepsState(t *testing.T) {
 		t.Fatal("new constraint not applied")
 	}
 }
+
+// Issue 13 item 13: an ACL above 3 is spare in every variant and is not acted
+// upon: no alarm, no throttling (it used to be read as level 3, 0 % admitted),
+// and it does not change the level of a control already running.
+func TestSpareACLNotActedOn(t *testing.T) {
+	f := newFake(t, Default)
+	const x mtp.PointCode = 42
+	f.c.RELReceived(x, 5)
+	f.expectAlarms("")
+	if n := f.admitted(x, 10); n != 10 {
+		t.Fatalf("spare ACL 5: %d of 10 admitted", n)
+	}
+	f.c.RELReceived(x, 1)
+	f.expectAlarms("0x1A+")
+	f.c.RELReceived(x, 255)
+	f.expectAlarms("")
+	if n := f.admitted(x, 100); n != 50 {
+		t.Fatalf("ACL 1 then spare 255: %d of 100 admitted, want 50", n)
+	}
+}
+
+// Issue 13, settled: in ANSI a REL without ACL ends automatic congestion
+// control at once (T1.113.4 Annex D); in ITU it does not, and the control
+// runs until ACC.Duration after the last REL with ACL.
+func TestACCEndsOnANSIRELWithoutACL(t *testing.T) {
+	f := newFake(t, Default)
+	const ansi, itu mtp.PointCode = 42, 43
+	f.c.RELReceivedFrom(ansi, 2, isup.ANSI)
+	f.c.RELReceivedFrom(itu, 2, isup.ITU)
+	f.expectAlarms("0x1A+ 0x1A+")
+	f.c.RELReceivedFrom(ansi, 0, isup.ANSI)
+	f.c.RELReceivedFrom(itu, 0, isup.ITU)
+	f.expectAlarms("0x1A-")
+	if n := f.admitted(ansi, 10); n != 10 {
+		t.Fatalf("ANSI after a REL without ACL: %d of 10 admitted", n)
+	}
+	if n := f.admitted(itu, 100); n != 10 {
+		t.Fatalf("ITU after a REL without ACL: %d of 100 admitted, want 10 (ACL 2 still)", n)
+	}
+	f.c.RELReceivedFrom(ansi, 0, isup.ANSI) // nothing under control: nothing to end
+	f.expectAlarms("")
+	f.advance(Default.ACC.Duration)
+	f.expectAlarms("0x1A-")
+}

@@ -53,7 +53,6 @@ type circuit struct {
 	block      uint8
 	pend       uint8
 	flags      uint8
-	relCause   uint8 // cause of our last REL, repeated by T1
 }
 
 // idleList is an intrusive FIFO of circuit indexes: taking from the head and
@@ -193,6 +192,23 @@ func (c *core) hunt(p int) (int32, bool) {
 	}
 	if pr.idleOth.head >= 0 {
 		return pr.idleOth.head, true
+	}
+	return -1, false
+}
+
+// huntOutside is hunt skipping the circuits with CICs lo..hi (none if lo > hi).
+// Walking the lists is linear, but it serves only repeat attempts after a reset.
+func (c *core) huntOutside(p int, lo, hi uint16) (int32, bool) {
+	if lo > hi {
+		return c.hunt(p)
+	}
+	pr := &c.peers[p]
+	for _, l := range [2]idleList{pr.idleCtl, pr.idleOth} {
+		for ci := l.head; ci >= 0; ci = c.circuits[ci].next {
+			if cic := c.circuits[ci].cic; cic < lo || cic > hi {
+				return ci, true
+			}
+		}
 	}
 	return -1, false
 }

@@ -166,8 +166,8 @@ func (c *core) resetCircuitLocally(p int, ci int32, reason string) {
 	if cl := cc.call; cl != nil {
 		c.endCall(cl, Released{Cause: isup.CauseTemporaryFailure, Location: isup.LocationPublicLocal, Remote: true, Reason: reason})
 	}
-	c.stopCallTimers(ci)
-	c.stopTimer(ci, tT3)
+	c.stopCallTimers(ci) // T3 included
+	c.newEpoch(ci)
 	cc.state = csIdle
 	c.refresh(ci)
 }
@@ -284,6 +284,7 @@ func (c *core) onUBA(p int, ci int32) {
 // onRSC: the far end resets one circuit.
 func (c *core) onRSC(p int, ci int32) {
 	cc := &c.circuits[ci]
+	moved := c.takeForRepeat(ci)
 	c.resetCircuitLocally(p, ci, "circuit reset by the far end")
 	cc.block &^= blkRemoteMaint
 	c.endPending(ci, pendRSC) // both ends reset at once: their RSC completes ours
@@ -293,6 +294,7 @@ func (c *core) onRSC(p int, ci int32) {
 		c.send(p, &isup.Simple{Kind: isup.BLO, Circuit: isup.Circuit{CIC: cc.cic}})
 	}
 	c.refresh(ci)
+	c.repeatAfterReset(p, moved, cc.cic, cc.cic)
 }
 
 // onUCIC: the far end has no such circuit. It is blocked here so it is not used,
@@ -321,8 +323,10 @@ func (c *core) onGroupReset(p int, ci int32, m *isup.GroupReset) {
 			return
 		}
 		gra := &isup.GroupReset{Kind: isup.GRA, Circuit: m.Circuit, RangeAndStatus: isup.NewRangeAndStatus(m.RangeAndStatus.Range, true)}
+		var moved []*call
 		c.forRange(p, m.CIC, m.RangeAndStatus.Range, func(i int, ci int32) {
 			cc := &c.circuits[ci]
+			moved = append(moved, c.takeForRepeat(ci)...)
 			c.resetCircuitLocally(p, ci, "circuit group reset by the far end")
 			cc.block &^= blkRemoteMaint
 			c.endPending(ci, pendRSC)
@@ -332,6 +336,7 @@ func (c *core) onGroupReset(p int, ci int32, m *isup.GroupReset) {
 			c.refresh(ci)
 		})
 		c.send(p, gra)
+		c.repeatAfterReset(p, moved, m.CIC, m.CIC+uint16(m.RangeAndStatus.Range))
 		return
 	}
 	op, ok := c.groupOps[ci]

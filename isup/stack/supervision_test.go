@@ -190,10 +190,14 @@ func TestGroupResetDuringCalls(t *testing.T) {
 	h := newHarness(t, testConfig(isup.ITU))
 	idIn := h.incoming(2)
 	idOut, cic := h.outseize(Outseize{})
+	// After a backward message the reset releases the call (before one, it is
+	// repeated elsewhere: TestResetDuringSetupRepeatsAttempt).
+	h.recv(&isup.AddressComplete{Circuit: isup.Circuit{CIC: cic}})
 	h.takeSent()
 	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 4})
 	h.takeEvents()
 	h.takeSent()
+	h.takeEvents()
 	h.recv(&isup.GroupReset{Kind: isup.GRS, Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.RangeAndStatus{Range: 4}})
 	evs := h.expectEvents("released:41 released:41")
 	if ids := map[CallID]bool{evs[0].(Released).Call: true, evs[1].(Released).Call: true}; !ids[idIn] || !ids[idOut] {
