@@ -254,9 +254,7 @@ func (c *core) onSimple(p int, ci int32, m *isup.Simple) {
 	case isup.OLM:
 		c.onOLM(p, ci)
 	case isup.CCR:
-		// The loop-back itself is in the media path, outside a signaling gateway:
-		// acknowledge so the far end can run its check.
-		c.send(p, &isup.Simple{Kind: isup.LPA, Circuit: m.Circuit})
+		c.onCCR(p, ci)
 	default: // LPA, CRA, CVT
 		c.stats.Unexpected++
 	}

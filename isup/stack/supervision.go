@@ -295,6 +295,16 @@ func (c *core) onRSC(p int, ci int32) {
 	c.refresh(ci)
 }
 
+// onCCR: the far end asks for a continuity (re-)check. The loop-back itself is
+// in the media path, outside a signaling gateway: acknowledge so the far end
+// can run its check. A re-check after a failed COT ends our wait for it: CCR
+// stops T27 (Q.764 §2.1.8 and Table A.1); the far end's REL then idles the
+// circuit.
+func (c *core) onCCR(p int, ci int32) {
+	c.stopTimer(ci, tT27)
+	c.send(p, &isup.Simple{Kind: isup.LPA, Circuit: isup.Circuit{CIC: c.circuits[ci].cic}})
+}
+
 // onUCIC: the far end has no such circuit. It is blocked here so it is not used,
 // and an attempt on it is repeated elsewhere.
 func (c *core) onUCIC(p int, ci int32) {

@@ -456,3 +456,29 @@ func TestGlareRules(t *testing.T) {
 		}
 	}
 }
+
+// Issue 13 item 9: a CCR after a failed continuity check stops T27 (Q.764
+// Table A.1), so no reset follows a re-check that did come.
+func TestT27StoppedByCCR(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	iam := h.iam(4)
+	iam.NatureOfConnection = isup.NewNatureOfConnection(0, 1, false) // continuity check on this circuit
+	h.recv(iam)
+	h.expectEvents("")
+	h.recv(&isup.Continuity{Circuit: isup.Circuit{CIC: 4}, Indicators: 0}) // failed
+	h.expectEvents("released:41")
+	ci := h.c.peers[0].cicIndex[4]
+	if !h.c.timerRunning(ci, tT27) {
+		t.Fatal("T27 not started by the failed COT")
+	}
+	h.recv(simple(isup.CCR, 4))
+	h.expectSent("LPA:4")
+	if h.c.timerRunning(ci, tT27) {
+		t.Fatal("CCR did not stop T27")
+	}
+	h.advance(DefaultTimers.T27)
+	h.expectSent("") // no RSC: the re-check came in time
+	h.recv(rel(4, isup.CauseNormalClearing))
+	h.expectSent("RLC:4")
+	h.idleAndQuiet()
+}
