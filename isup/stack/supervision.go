@@ -325,11 +325,13 @@ func (c *core) onUCIC(p int, ci int32) {
 // onGroupReset handles GRS (reset our circuits, answer GRA) and GRA (our reset is
 // done; learn the far end's blocking and re-announce ours).
 func (c *core) onGroupReset(p int, ci int32, m *isup.GroupReset) {
+	if r := m.RangeAndStatus.Range; r == 0 || r > 31 {
+		// Q.763 §3.43: a group reset covers 2 to 32 circuits (range 1 to 31;
+		// range 0 is reserved for them). Anything else is discarded unanswered.
+		c.stats.Unexpected++
+		return
+	}
 	if m.Kind == isup.GRS {
-		if m.RangeAndStatus.Range > 31 {
-			c.stats.Unexpected++ // Q.763: GRS covers at most 32 circuits
-			return
-		}
 		gra := &isup.GroupReset{Kind: isup.GRA, Circuit: m.Circuit, RangeAndStatus: isup.NewRangeAndStatus(m.RangeAndStatus.Range, true)}
 		c.forRange(p, m.CIC, m.RangeAndStatus.Range, func(i int, ci int32) {
 			cc := &c.circuits[ci]

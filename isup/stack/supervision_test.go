@@ -482,3 +482,36 @@ func TestT27StoppedByCCR(t *testing.T) {
 	h.expectSent("RLC:4")
 	h.idleAndQuiet()
 }
+
+// Issue 13 item 12: GRS and GRA with range 0 (Q.763 §3.43 reserves it for
+// them) are discarded, counted and not answered; they touch no circuit.
+func TestGroupResetRangeZeroDiscarded(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	id := h.incoming(1)
+	before := h.c.stats.Unexpected
+	h.recv(&isup.GroupReset{Kind: isup.GRS, Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.RangeAndStatus{Range: 0}})
+	h.expectSent("")
+	h.expectEvents("")
+	if h.c.calls[id] == nil {
+		t.Fatal("a GRS with range 0 released the call")
+	}
+	if h.c.stats.Unexpected != before+1 {
+		t.Fatalf("GRS range 0 not counted: %d", h.c.stats.Unexpected-before)
+	}
+	// Our GRS for 5..8 is not completed by a GRA with range 0.
+	h.c.request(Maintenance{Op: OpReset, DPC: peerPC, CIC: 5, Range: 3})
+	h.expectEvents("result:ok")
+	h.expectSent("GRS:5")
+	head := h.c.peers[0].cicIndex[5]
+	h.recv(&isup.GroupReset{Kind: isup.GRA, Circuit: isup.Circuit{CIC: 5}, RangeAndStatus: isup.NewRangeAndStatus(0, true)})
+	if h.c.stats.Unexpected != before+2 || !h.c.timerRunning(head, tT22) || h.c.circuits[head].pend&pendGRS == 0 {
+		t.Fatalf("GRA range 0 accepted: %s, unexpected %d", h.c.circuits[head].describe(), h.c.stats.Unexpected-before)
+	}
+	h.recv(&isup.GroupReset{Kind: isup.GRA, Circuit: isup.Circuit{CIC: 5}, RangeAndStatus: isup.NewRangeAndStatus(3, true)})
+	h.expectSent("")
+	h.c.request(Release{Call: id})
+	h.takeEvents()
+	h.expectSent("REL:1")
+	h.recv(rlc(1))
+	h.idleAndQuiet()
+}
