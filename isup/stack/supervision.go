@@ -95,10 +95,7 @@ func (c *core) setLocalBlocking(p int, head int32, cic uint16, rng uint8, hw, bl
 		if block {
 			cc.block |= bit
 			c.endPending(head, pendUBL)
-			cc.pend |= pendBLO
-			c.send(p, &isup.Simple{Kind: isup.BLO, Circuit: isup.Circuit{CIC: cic}})
-			c.startTimer(head, tT12)
-			c.startTimer(head, tT13)
+			c.sendBLO(p, head)
 		} else {
 			cc.block &^= bit
 			c.endPending(head, pendBLO)
@@ -151,6 +148,18 @@ func (c *core) setLocalBlocking(p int, head int32, cic uint16, rng uint8, hw, bl
 	c.startTimer(head, t1)
 	c.startTimer(head, t2)
 	c.blockingChanged()
+}
+
+// sendBLO runs the blocking procedure on one circuit (Q.764 §2.8.2.1): BLO,
+// T12 to repeat it and, from the first BLO until the BLA, T13 to alert.
+func (c *core) sendBLO(p int, ci int32) {
+	cc := &c.circuits[ci]
+	cc.pend |= pendBLO
+	c.send(p, &isup.Simple{Kind: isup.BLO, Circuit: isup.Circuit{CIC: cc.cic}})
+	c.startTimer(ci, tT12)
+	if !c.timerRunning(ci, tT13) {
+		c.startTimer(ci, tT13)
+	}
 }
 
 func (c *core) blockingChanged() {
@@ -287,11 +296,12 @@ func (c *core) onRSC(p int, ci int32) {
 	c.resetCircuitLocally(p, ci, "circuit reset by the far end")
 	cc.block &^= blkRemoteMaint
 	c.endPending(ci, pendRSC) // both ends reset at once: their RSC completes ours
-	c.send(p, &isup.ReleaseComplete{Circuit: isup.Circuit{CIC: cc.cic}})
 	if cc.block&blkLocalMaint != 0 {
-		// Q.764 §2.9.3.1: a locally blocked circuit is re-announced after a reset.
-		c.send(p, &isup.Simple{Kind: isup.BLO, Circuit: isup.Circuit{CIC: cc.cic}})
+		// Q.764 §2.9.3.1 c): a locally blocked circuit answers with BLO, then
+		// RLC; the BLO is acknowledged, and repeated until it is (T12, T13).
+		c.sendBLO(p, ci)
 	}
+	c.send(p, &isup.ReleaseComplete{Circuit: isup.Circuit{CIC: cc.cic}})
 	c.refresh(ci)
 }
 
@@ -364,10 +374,7 @@ func (c *core) onGroupReset(p int, ci int32, m *isup.GroupReset) {
 		}
 		if cc.block&blkLocalMaint != 0 {
 			// Q.764 §2.9.3.2: our local blocking is re-announced after the reset.
-			cc.pend |= pendBLO
-			c.send(p, &isup.Simple{Kind: isup.BLO, Circuit: isup.Circuit{CIC: cc.cic}})
-			c.startTimer(ci, tT12)
-			c.startTimer(ci, tT13)
+			c.sendBLO(p, ci)
 		}
 		c.refresh(ci)
 	})

@@ -515,3 +515,34 @@ func TestGroupResetRangeZeroDiscarded(t *testing.T) {
 	h.recv(rlc(1))
 	h.idleAndQuiet()
 }
+
+// Issue 13 item 8: an RSC on a locally blocked circuit is answered with BLO
+// then RLC (Q.764 §2.9.3.1 c)), and that BLO runs the blocking procedure: a
+// lost one is repeated on T12 and the BLA is expected.
+func TestRSCReannouncesBlockingWithT12T13(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 3})
+	h.expectEvents("result:ok")
+	h.expectSent("BLO:3")
+	h.recv(simple(isup.BLA, 3))
+	ci := h.c.peers[0].cicIndex[3]
+	if h.c.circuits[ci].pend != 0 || h.c.pendingTimers() != 0 {
+		t.Fatalf("after BLA: %s", h.c.circuits[ci].describe())
+	}
+	h.recv(simple(isup.RSC, 3))
+	h.expectSent("BLO:3 RLC:3")
+	if h.c.circuits[ci].pend&pendBLO == 0 || !h.c.timerRunning(ci, tT12) || !h.c.timerRunning(ci, tT13) {
+		t.Fatalf("the BLO after RSC awaits no BLA: %s", h.c.circuits[ci].describe())
+	}
+	h.advance(DefaultTimers.T12) // that BLO was lost
+	h.expectSent("BLO:3")
+	h.recv(simple(isup.BLA, 3))
+	if h.c.circuits[ci].pend != 0 || h.c.pendingTimers() != 0 || h.c.circuits[ci].block != blkLocalMaint {
+		t.Fatalf("after the second BLA: %s, %d timers", h.c.circuits[ci].describe(), h.c.pendingTimers())
+	}
+	before := h.c.stats.Unexpected
+	h.recv(simple(isup.BLA, 3))
+	if h.c.stats.Unexpected != before+1 {
+		t.Fatal("a BLA with no BLO pending was not counted")
+	}
+}
