@@ -478,6 +478,9 @@ func (c *core) circuitState(ci int32) byte {
 		}
 		return v
 	}
+	if c.transient(ci) {
+		return isup.NewCircuitState(0, 0, 0)
+	}
 	maint, hw := both(blkLocalMaint, blkRemoteMaint), both(blkLocalHW, blkRemoteHW)
 	var cp uint8
 	switch cc.state {
@@ -491,6 +494,30 @@ func (c *core) circuitState(ci int32) byte {
 		return isup.NewCircuitState(0, 0, 0) // transient
 	}
 	return isup.NewCircuitState(maint, cp, hw)
+}
+
+// transient reports whether a circuit waits for the far end in a way Q.764
+// §2.9.3.2 calls transient: an IAM sent and no backward message yet (a
+// REL sent and no RLC is csReleasing), or a (group) (un)blocking, a reset or
+// a group reset sent and not yet acknowledged.
+func (c *core) transient(ci int32) bool {
+	cc := &c.circuits[ci]
+	if cl := cc.call; cl != nil && cl.outgoing && cl.phase == phSetup {
+		return true
+	}
+	if cc.pend != 0 {
+		return true
+	}
+	for head, op := range c.groupOps {
+		if op.kind != isup.CGB && op.kind != isup.CGU || c.circuits[head].peer != cc.peer {
+			continue
+		}
+		m := op.msg.(*isup.GroupSupervision)
+		if i := int(cc.cic) - int(m.CIC); i >= 0 && i <= int(m.RangeAndStatus.Range) && m.RangeAndStatus.Bit(i) {
+			return true
+		}
+	}
+	return false
 }
 
 // onCQR reports the far end's view of the circuits we queried.

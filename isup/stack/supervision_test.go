@@ -243,6 +243,7 @@ func TestCircuitQuery(t *testing.T) {
 	h := newHarness(t, testConfig(isup.ITU))
 	h.incoming(2)
 	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 3})
+	h.recv(simple(isup.BLA, 3)) // until then CIC 3 is transient
 	h.takeEvents()
 	h.takeSent()
 	h.recv(&isup.CircuitQuery{Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.RangeAndStatus{Range: 2}})
@@ -544,5 +545,43 @@ func TestRSCReannouncesBlockingWithT12T13(t *testing.T) {
 	h.recv(simple(isup.BLA, 3))
 	if h.c.stats.Unexpected != before+1 {
 		t.Fatal("a BLA with no BLO pending was not counted")
+	}
+}
+
+// Issue 13 item 7: a CQR reports as transient (Q.763 §3.14 code 0, Q.764
+// §2.9.3.2) a circuit with an IAM sent and no backward message, and one with
+// a (group) (un)blocking sent and no acknowledgement yet.
+func TestCQRReportsTransientStates(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	_, cic := h.outseize(Outseize{HasCIC: true, CIC: 1})
+	h.expectSent("IAM:1")
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 2}) // BLA awaited
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 3})
+	h.recv(simple(isup.BLA, 3))
+	h.c.request(Maintenance{Op: OpUnblock, DPC: peerPC, CIC: 3})         // UBA awaited
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 4, Range: 1}) // CGBA awaited for 4 and 5
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 7, Range: 1}) // acknowledged below
+	h.recv(&isup.GroupSupervision{Kind: isup.CGBA, Circuit: isup.Circuit{CIC: 7}, RangeAndStatus: isup.RangeAndStatus{Range: 1, Status: []byte{3}}})
+	h.takeEvents()
+	h.expectSent("BLO:2 BLO:3 UBL:3 CGB:4 CGB:7")
+	query := func() []byte {
+		h.recv(&isup.CircuitQuery{Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.RangeAndStatus{Range: 7}})
+		return h.expectSent("CQR:1")[0].(*isup.CircuitQueryResponse).States
+	}
+	transient := isup.NewCircuitState(0, 0, 0)
+	idle, blocked := isup.NewCircuitState(0, isup.CallStateIdle, 0), isup.NewCircuitState(isup.BlockingLocal, isup.CallStateIdle, 0)
+	want := []byte{transient, transient, transient, transient, transient, idle, blocked, blocked}
+	if got := query(); string(got) != string(want) {
+		t.Fatalf("CQR states % X, want % X", got, want)
+	}
+	// The acknowledgements end the transients.
+	h.recv(&isup.AddressComplete{Circuit: isup.Circuit{CIC: cic}})
+	h.recv(simple(isup.BLA, 2))
+	h.recv(simple(isup.UBA, 3))
+	h.recv(&isup.GroupSupervision{Kind: isup.CGBA, Circuit: isup.Circuit{CIC: 4}, RangeAndStatus: isup.RangeAndStatus{Range: 1, Status: []byte{3}}})
+	h.takeEvents()
+	want = []byte{isup.NewCircuitState(0, isup.CallStateOutgoingBusy, 0), blocked, idle, blocked, blocked, idle, blocked, blocked}
+	if got := query(); string(got) != string(want) {
+		t.Fatalf("CQR states after the acknowledgements % X, want % X", got, want)
 	}
 }
