@@ -13,7 +13,7 @@ type MaintenanceOp uint8
 
 // Maintenance operations.
 const (
-	OpBlock   MaintenanceOp = iota + 1 // BLO, or CGB for a range or hardware blocking
+	OpBlock   MaintenanceOp = iota + 1 // BLO, or CGB for a range or hardware blocking (32 circuits a CGB)
 	OpUnblock                          // UBL, or CGU
 	OpReset                            // RSC, or GRS for a range
 	OpQuery                            // CQM
@@ -108,14 +108,12 @@ func (c *core) setLocalBlocking(p int, head int32, cic uint16, rng uint8, hw, bl
 		c.blockingChanged()
 		return
 	}
-	// A group message covers at least two circuits: one circuit is range 1 with
-	// only its own status bit set.
-	only := rng == 0
-	if only {
-		rng = 1
+	last := int(rng)
+	if rng == 0 {
+		last = 0 // hardware blocking of one circuit: a group message for it alone
 	}
-	rs := isup.NewRangeAndStatus(rng, true)
-	for i := 0; i <= int(rng) && !(only && i > 0); i++ {
+	var cis []int32
+	for i := 0; i <= last; i++ {
 		ci, ok := c.circuitAt(p, cic+uint16(i))
 		if !ok {
 			continue
@@ -132,22 +130,56 @@ func (c *core) setLocalBlocking(p int, head int32, cic uint16, rng uint8, hw, bl
 			cc.block &^= bit
 		}
 		c.refresh(ci)
-		rs.SetBit(i, true)
+		cis = append(cis, ci)
 	}
-	kind, t1, t2 := isup.CGB, tT18, tT19
+	kind := isup.CGB
 	if !block {
-		kind, t1, t2 = isup.CGU, tT20, tT21
+		kind = isup.CGU
 	}
+	c.sendGroupSupervision(p, kind, hw, cis)
+	c.blockingChanged()
+}
+
+// maxGroupCircuits is the most circuits one CGB or CGU may act on: Q.763
+// §3.43 allows a range of up to 255 but at most 32 status bits set to 1.
+const maxGroupCircuits = 32
+
+// sendGroupSupervision sends CGB or CGU for the circuits cis (ascending CICs
+// of peer p), split into messages of at most 32 circuits, each awaiting its
+// own acknowledgement (T18/T19, T20/T21) at its first circuit. A group message
+// covers at least two circuits: one circuit alone is range 1 with only its
+// own status bit set.
+func (c *core) sendGroupSupervision(p int, kind isup.MessageType, hw bool, cis []int32) {
 	typ := isup.MaintenanceOriented
 	if hw {
 		typ = isup.HardwareFailureOriented
 	}
-	m := &isup.GroupSupervision{Kind: kind, Circuit: isup.Circuit{CIC: cic}, Type: typ, RangeAndStatus: rs}
-	c.groupOps[head] = groupOp{kind: kind, msg: m}
-	c.send(p, m)
-	c.startTimer(head, t1)
-	c.startTimer(head, t2)
-	c.blockingChanged()
+	t1, t2 := tT18, tT19
+	if kind == isup.CGU {
+		t1, t2 = tT20, tT21
+	}
+	for len(cis) > 0 {
+		head := cis[0]
+		first := c.circuits[head].cic
+		n := 1
+		for n < len(cis) && n < maxGroupCircuits && c.circuits[cis[n]].cic-first <= 255 {
+			n++
+		}
+		rng := uint8(c.circuits[cis[n-1]].cic - first)
+		if rng == 0 {
+			rng = 1
+		}
+		rs := isup.NewRangeAndStatus(rng, true)
+		for _, ci := range cis[:n] {
+			rs.SetBit(int(c.circuits[ci].cic-first), true)
+		}
+		m := &isup.GroupSupervision{Kind: kind, Circuit: isup.Circuit{CIC: first}, Type: typ, RangeAndStatus: rs}
+		c.groupOps[head] = groupOp{kind: kind, msg: m}
+		c.send(p, m)
+		c.startTimer(head, t1)
+		c.startTimer(head, t2)
+		cis = cis[n:]
+	}
 }
 
 // sendBLO runs the blocking procedure on one circuit (Q.764 §2.8.2.1): BLO,
@@ -393,7 +425,9 @@ func (c *core) forRange(p int, cic uint16, rng uint8, f func(i int, ci int32)) {
 // set, acknowledge with the same bits) and CGBA/CGUA (our request is done).
 func (c *core) onGroupSupervision(p int, ci int32, m *isup.GroupSupervision) {
 	rs := m.RangeAndStatus
-	if rs.Status == nil || rs.Range == 0 {
+	if rs.Status == nil || rs.Range == 0 || rs.Ones() > maxGroupCircuits {
+		// Q.763 §3.43: range 0 is reserved for these messages, and no more
+		// than 32 status bits may be set. Discarded without acting on it.
 		c.stats.Unexpected++
 		return
 	}

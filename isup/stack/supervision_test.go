@@ -585,3 +585,53 @@ func TestCQRReportsTransientStates(t *testing.T) {
 		t.Fatalf("CQR states after the acknowledgements % X, want % X", got, want)
 	}
 }
+
+// Issue 13 item 5: Q.763 §3.43 allows a CGB or CGU at most 32 status bits set.
+// A request for more is split into messages of at most 32 circuits, each
+// acknowledged on its own; a received one with more is discarded, counted and
+// not acted on.
+func TestCGBOver32CircuitsSplitAndReceivedDiscarded(t *testing.T) {
+	cfg := testConfig(isup.ITU)
+	cfg.Groups[0].CICs = []CICRange{{First: 1, Last: 100}}
+	h := newHarness(t, cfg)
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 1, Range: 39})
+	h.expectEvents("result:ok")
+	sent := h.expectSent("CGB:1 CGB:33")
+	for i, want := range []struct {
+		rng  uint8
+		ones int
+	}{{31, 32}, {7, 8}} {
+		rs := sent[i].(*isup.GroupSupervision).RangeAndStatus
+		if rs.Range != want.rng || rs.Ones() != want.ones {
+			t.Fatalf("CGB %d: range %d with %d bits, want %d with %d", i, rs.Range, rs.Ones(), want.rng, want.ones)
+		}
+	}
+	for cic := uint16(1); cic <= 40; cic++ {
+		if h.c.circuits[h.c.peers[0].cicIndex[cic]].block&blkLocalMaint == 0 {
+			t.Fatalf("CIC %d not blocked", cic)
+		}
+	}
+	for i := range sent {
+		m := sent[i].(*isup.GroupSupervision)
+		h.recv(&isup.GroupSupervision{Kind: isup.CGBA, Circuit: m.Circuit, RangeAndStatus: m.RangeAndStatus})
+	}
+	if h.c.pendingTimers() != 0 || len(h.c.groupOps) != 0 {
+		t.Fatalf("%d timers, %d group operations after both CGBAs", h.c.pendingTimers(), len(h.c.groupOps))
+	}
+	// The far end blocks 40 circuits in one CGB (range 39, every bit set).
+	before := h.c.stats.Unexpected
+	rs := isup.NewRangeAndStatus(39, true)
+	for i := 0; i <= 39; i++ {
+		rs.SetBit(i, true)
+	}
+	h.recv(&isup.GroupSupervision{Kind: isup.CGB, Circuit: isup.Circuit{CIC: 50}, RangeAndStatus: rs})
+	h.recv(&isup.GroupSupervision{Kind: isup.CGU, Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: rs})
+	h.expectSent("")
+	h.expectEvents("")
+	if h.c.stats.Unexpected != before+2 {
+		t.Fatalf("%d of 2 over-long group messages counted", h.c.stats.Unexpected-before)
+	}
+	if h.c.circuits[h.c.peers[0].cicIndex[50]].block != 0 {
+		t.Fatal("acted on a CGB with 40 status bits set")
+	}
+}
