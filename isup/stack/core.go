@@ -86,7 +86,7 @@ type core struct {
 	// timerqMax is the queue length at which stale entries are swept out.
 	timerqMax int
 	timerOrd  uint64
-	groupOps  map[int32]groupOp
+	groupOps  map[groupKey]groupOp
 	stats     Stats
 	// out sends an encoded message; it must not keep payload after returning.
 	out  func(lbl mtp.Label, payload []byte)
@@ -103,7 +103,7 @@ func newCore(cfg Config, now time.Time, out func(mtp.Label, []byte), emit func(E
 	c := &core{
 		cfg: cfg, now: now, out: out, emit: emit,
 		peerByPC: map[mtp.PointCode]int{}, peerByName: map[string]int{},
-		calls: map[CallID]*call{}, groupOps: map[int32]groupOp{},
+		calls: map[CallID]*call{}, groupOps: map[groupKey]groupOp{},
 	}
 	c.stats.Refused = map[Status]uint64{}
 	c.buildCircuits()

@@ -34,11 +34,16 @@ type Maintenance struct {
 
 func (Maintenance) request() {}
 
-// groupOp remembers a group message awaiting acknowledgement, keyed by the
-// circuit index of its first CIC.
+// groupOp remembers a group message awaiting acknowledgement.
 type groupOp struct {
+	msg isup.Message
+}
+
+// groupKey names a pending group message by the circuit index of its first
+// CIC and its kind (CGB, CGU, GRS): each kind has its own timers there.
+type groupKey struct {
+	head int32
 	kind isup.MessageType
-	msg  isup.Message
 }
 
 func (c *core) maintenance(r Maintenance) {
@@ -174,7 +179,7 @@ func (c *core) sendGroupSupervision(p int, kind isup.MessageType, hw bool, cis [
 			rs.SetBit(int(c.circuits[ci].cic-first), true)
 		}
 		m := &isup.GroupSupervision{Kind: kind, Circuit: isup.Circuit{CIC: first}, Type: typ, RangeAndStatus: rs}
-		c.groupOps[head] = groupOp{kind: kind, msg: m}
+		c.groupOps[groupKey{head, kind}] = groupOp{msg: m}
 		c.send(p, m)
 		c.startTimer(head, t1)
 		c.startTimer(head, t2)
@@ -239,7 +244,7 @@ func (c *core) sendGRS(p int, cic uint16, rng uint8) {
 		}
 	}
 	m := &isup.GroupReset{Kind: isup.GRS, Circuit: isup.Circuit{CIC: cic}, RangeAndStatus: isup.RangeAndStatus{Range: rng}}
-	c.groupOps[head] = groupOp{kind: isup.GRS, msg: m}
+	c.groupOps[groupKey{head, isup.GRS}] = groupOp{msg: m}
 	c.send(p, m)
 	c.startTimer(head, tT22)
 	c.startTimer(head, tT23)
@@ -388,12 +393,11 @@ func (c *core) onGroupReset(p int, ci int32, m *isup.GroupReset) {
 		c.send(p, gra)
 		return
 	}
-	op, ok := c.groupOps[ci]
-	if !ok || op.kind != isup.GRS {
+	if _, ok := c.groupOps[groupKey{ci, isup.GRS}]; !ok {
 		c.stats.Unexpected++
 		return
 	}
-	delete(c.groupOps, ci)
+	delete(c.groupOps, groupKey{ci, isup.GRS})
 	c.stopTimer(ci, tT22)
 	c.stopTimer(ci, tT23)
 	c.forRange(p, m.CIC, m.RangeAndStatus.Range, func(i int, ci int32) {
@@ -468,20 +472,75 @@ func (c *core) onGroupSupervision(p int, ci int32, m *isup.GroupSupervision) {
 			c.emit(Alarm{Kind: AlarmRemoteBlocked, PC: c.peers[p].group.DPC, CIC: m.CIC, Range: rs.Range, Text: fmt.Sprintf("far end blocked %d circuits", n)})
 		}
 	case isup.CGBA, isup.CGUA:
-		want := isup.CGB
-		t1, t2 := tT18, tT19
-		if m.Kind == isup.CGUA {
-			want, t1, t2 = isup.CGU, tT20, tT21
-		}
-		op, ok := c.groupOps[ci]
-		if !ok || op.kind != want {
-			c.stats.Unexpected++
-			return
-		}
-		delete(c.groupOps, ci)
-		c.stopTimer(ci, t1)
-		c.stopTimer(ci, t2)
+		c.onGroupAck(p, ci, m, hw)
 	}
+}
+
+// onGroupAck checks a CGBA or CGUA against the CGB or CGU it answers, circuit
+// by circuit (Q.764 §2.8.2.3):
+//   - a circuit asked for and not acknowledged stays pending: T18 (T20)
+//     repeats the message for those circuits alone, T19 (T21) alerts;
+//   - a circuit acknowledged but not asked for, whose local state says
+//     otherwise, is corrected: CGU for one not blocked here after a CGBA,
+//     CGB for one blocked here after a CGUA. The same holds for an
+//     acknowledgement that answers nothing of ours (no request, another
+//     range or another type); any other one is discarded.
+//
+// Each mismatch is counted as unexpected.
+func (c *core) onGroupAck(p int, ci int32, m *isup.GroupSupervision, hw bool) {
+	block := m.Kind == isup.CGBA
+	key := groupKey{ci, isup.CGB}
+	t1, t2, opposite := tT18, tT19, isup.CGU
+	if !block {
+		key.kind, t1, t2, opposite = isup.CGU, tT20, tT21, isup.CGB
+	}
+	local := blkLocalMaint
+	if hw {
+		local = blkLocalHW
+	}
+	rs := m.RangeAndStatus
+	var asked isup.RangeAndStatus // empty: the acknowledgement answers no request
+	op, ok := c.groupOps[key]
+	if ok {
+		req := op.msg.(*isup.GroupSupervision)
+		if req.Type.Kind() == m.Type.Kind() && req.RangeAndStatus.Range == rs.Range {
+			asked = req.RangeAndStatus
+		} else {
+			ok = false
+		}
+	}
+	if !ok {
+		c.stats.Unexpected++
+	}
+	missing := isup.NewRangeAndStatus(rs.Range, true)
+	unacked := 0
+	var wrong []int32
+	for i := 0; i <= int(rs.Range); i++ {
+		switch a, b := asked.Bit(i), rs.Bit(i); {
+		case a && !b:
+			missing.SetBit(i, true)
+			unacked++
+		case !a && b:
+			if cj, found := c.circuitAt(p, m.CIC+uint16(i)); found && (c.circuits[cj].block&local != 0) != block {
+				wrong = append(wrong, cj)
+			}
+		}
+	}
+	if ok {
+		if unacked > 0 || len(wrong) > 0 {
+			c.stats.Unexpected++
+		}
+		if unacked == 0 {
+			delete(c.groupOps, key)
+			c.stopTimer(ci, t1)
+			c.stopTimer(ci, t2)
+		} else {
+			again := *op.msg.(*isup.GroupSupervision)
+			again.RangeAndStatus = missing
+			c.groupOps[key] = groupOp{msg: &again}
+		}
+	}
+	c.sendGroupSupervision(p, opposite, hw, wrong)
 }
 
 // onCQM answers a circuit group query with each circuit's state.
@@ -542,8 +601,8 @@ func (c *core) transient(ci int32) bool {
 	if cc.pend != 0 {
 		return true
 	}
-	for head, op := range c.groupOps {
-		if op.kind != isup.CGB && op.kind != isup.CGU || c.circuits[head].peer != cc.peer {
+	for key, op := range c.groupOps {
+		if key.kind != isup.CGB && key.kind != isup.CGU || c.circuits[key.head].peer != cc.peer {
 			continue
 		}
 		m := op.msg.(*isup.GroupSupervision)
@@ -602,7 +661,13 @@ func (c *core) supervisionTimerExpired(ci int32, k timerKind) {
 		c.send(p, simple(isup.RSC))
 		c.startTimer(ci, tT17)
 	case tT18, tT19, tT20, tT21, tT22, tT23:
-		op, ok := c.groupOps[ci]
+		kind := isup.CGB
+		if k == tT20 || k == tT21 {
+			kind = isup.CGU
+		} else if k == tT22 || k == tT23 {
+			kind = isup.GRS
+		}
+		op, ok := c.groupOps[groupKey{ci, kind}]
 		if !ok {
 			return
 		}
@@ -610,11 +675,11 @@ func (c *core) supervisionTimerExpired(ci int32, k timerKind) {
 		short := map[timerKind]timerKind{tT19: tT18, tT21: tT20, tT23: tT22}[k]
 		if long {
 			c.stopTimer(ci, short)
-			kind := AlarmBlockingUnanswered
+			alarm := AlarmBlockingUnanswered
 			if k == tT23 {
-				kind = AlarmGroupResetUnanswered
+				alarm = AlarmGroupResetUnanswered
 			}
-			c.emit(Alarm{Kind: kind, PC: pc, CIC: cc.cic, Text: k.String() + " expired: " + op.kind.String() + " unacknowledged"})
+			c.emit(Alarm{Kind: alarm, PC: pc, CIC: cc.cic, Text: k.String() + " expired: " + kind.String() + " unacknowledged"})
 		}
 		c.send(p, op.msg)
 		c.startTimer(ci, k)

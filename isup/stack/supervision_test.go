@@ -635,3 +635,78 @@ func TestCGBOver32CircuitsSplitAndReceivedDiscarded(t *testing.T) {
 		t.Fatal("acted on a CGB with 40 status bits set")
 	}
 }
+
+// Issue 13 item 6: a CGBA or CGUA is checked against its request circuit by
+// circuit (Q.764 §2.8.2.3). Circuits not acknowledged stay pending and their
+// message is repeated for them alone; circuits acknowledged into a state they
+// are not in here are corrected.
+func TestGroupAckStatusCheckedAgainstRequest(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	cgba := func(kind isup.MessageType, cic uint16, rng uint8, bits byte) *isup.GroupSupervision {
+		return &isup.GroupSupervision{Kind: kind, Circuit: isup.Circuit{CIC: cic}, RangeAndStatus: isup.RangeAndStatus{Range: rng, Status: []byte{bits}}}
+	}
+	status := func(m isup.Message) byte { return m.(*isup.GroupSupervision).RangeAndStatus.Status[0] }
+	head := h.c.peers[0].cicIndex[1]
+	before := h.c.stats.Unexpected
+
+	// CGB for 1..4; the CGBA leaves out CIC 3.
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 1, Range: 3})
+	h.expectEvents("result:ok")
+	h.expectSent("CGB:1")
+	h.recv(cgba(isup.CGBA, 1, 3, 0b1011))
+	if !h.c.timerRunning(head, tT18) || !h.c.timerRunning(head, tT19) {
+		t.Fatal("a CGBA without CIC 3 completed the CGB")
+	}
+	h.advance(DefaultTimers.T18) // repeated for CIC 3 alone
+	if got := status(h.expectSent("CGB:1")[0]); got != 0b0100 {
+		t.Fatalf("repeated CGB status %04b, want 0100", got)
+	}
+	h.recv(cgba(isup.CGBA, 1, 3, 0b0100))
+	if h.c.pendingTimers() != 0 || len(h.c.groupOps) != 0 {
+		t.Fatal("the CGBA for CIC 3 did not complete the CGB")
+	}
+
+	// CGU for 1..4; the CGUA leaves out CIC 1, and T20 repeats it for CIC 1.
+	h.c.request(Maintenance{Op: OpUnblock, DPC: peerPC, CIC: 1, Range: 3})
+	h.takeEvents()
+	h.expectSent("CGU:1")
+	h.recv(cgua(1, 3, 0b1110))
+	h.advance(DefaultTimers.T20)
+	if got := status(h.expectSent("CGU:1")[0]); got != 0b0001 {
+		t.Fatalf("repeated CGU status %04b, want 0001", got)
+	}
+	h.recv(cgua(1, 3, 0b0001))
+	if h.c.pendingTimers() != 0 || len(h.c.groupOps) != 0 {
+		t.Fatal("the CGUA for CIC 1 did not complete the CGU")
+	}
+
+	// A CGBA answering nothing of ours for 20..21, not blocked here: CGU for
+	// them. A CGUA answering nothing for 6..7 with 6 blocked here: CGB for 6.
+	h.recv(cgba(isup.CGBA, 20, 1, 0b11))
+	if got := status(h.expectSent("CGU:20")[0]); got != 0b11 {
+		t.Fatalf("correcting CGU status %02b", got)
+	}
+	h.recv(cgua(20, 1, 0b11))
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 6})
+	h.takeEvents()
+	h.expectSent("BLO:6")
+	h.recv(simple(isup.BLA, 6))
+	h.recv(cgua(6, 1, 0b11))
+	if got := status(h.expectSent("CGB:6")[0]); got != 0b01 {
+		t.Fatalf("correcting CGB status %02b", got)
+	}
+	h.recv(cgba(isup.CGBA, 6, 1, 0b01))
+	// One not matching anything and needing no correction is only counted.
+	h.recv(cgba(isup.CGBA, 6, 1, 0b01))
+	h.expectSent("")
+	if n := h.c.stats.Unexpected - before; n != 5 {
+		t.Fatalf("%d mismatched acknowledgements counted, want 5", n)
+	}
+	if h.c.pendingTimers() != 0 || len(h.c.groupOps) != 0 {
+		t.Fatalf("%d timers, %d group operations left", h.c.pendingTimers(), len(h.c.groupOps))
+	}
+}
+
+func cgua(cic uint16, rng uint8, bits byte) *isup.GroupSupervision {
+	return &isup.GroupSupervision{Kind: isup.CGUA, Circuit: isup.Circuit{CIC: cic}, RangeAndStatus: isup.RangeAndStatus{Range: rng, Status: []byte{bits}}}
+}
