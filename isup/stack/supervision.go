@@ -104,10 +104,7 @@ func (c *core) setLocalBlocking(p int, head int32, cic uint16, rng uint8, hw, bl
 		} else {
 			cc.block &^= bit
 			c.endPending(head, pendBLO)
-			cc.pend |= pendUBL
-			c.send(p, &isup.Simple{Kind: isup.UBL, Circuit: isup.Circuit{CIC: cic}})
-			c.startTimer(head, tT14)
-			c.startTimer(head, tT15)
+			c.sendUBL(p, head)
 		}
 		c.refresh(head)
 		c.blockingChanged()
@@ -196,6 +193,18 @@ func (c *core) sendBLO(p int, ci int32) {
 	c.startTimer(ci, tT12)
 	if !c.timerRunning(ci, tT13) {
 		c.startTimer(ci, tT13)
+	}
+}
+
+// sendUBL runs the unblocking procedure on one circuit (Q.764 §2.8.2.1): UBL,
+// T14 to repeat it and, from the first UBL until the UBA, T15 to alert.
+func (c *core) sendUBL(p int, ci int32) {
+	cc := &c.circuits[ci]
+	cc.pend |= pendUBL
+	c.send(p, &isup.Simple{Kind: isup.UBL, Circuit: isup.Circuit{CIC: cc.cic}})
+	c.startTimer(ci, tT14)
+	if !c.timerRunning(ci, tT15) {
+		c.startTimer(ci, tT15)
 	}
 }
 
@@ -315,15 +324,29 @@ func (c *core) endPending(ci int32, bit uint8) bool {
 	return true
 }
 
+// onBLA ends our blocking procedure. A BLA that answers no BLO of ours is
+// counted and, per Q.764 §2.8.2.3, answered with UBL when the circuit is not
+// blocked here (the far end believes it is), discarded when it is.
 func (c *core) onBLA(p int, ci int32) {
-	if !c.endPending(ci, pendBLO) {
-		c.stats.Unexpected++
+	if c.endPending(ci, pendBLO) {
+		return
+	}
+	c.stats.Unexpected++
+	if c.circuits[ci].block&blkLocalMaint == 0 && c.circuits[ci].pend&pendUBL == 0 {
+		c.sendUBL(p, ci)
 	}
 }
 
+// onUBA ends our unblocking procedure. A UBA that answers no UBL of ours is
+// counted and, per Q.764 §2.8.2.3, answered with BLO when the circuit is
+// blocked here (the far end believes it is not), discarded when it is not.
 func (c *core) onUBA(p int, ci int32) {
-	if !c.endPending(ci, pendUBL) {
-		c.stats.Unexpected++
+	if c.endPending(ci, pendUBL) {
+		return
+	}
+	c.stats.Unexpected++
+	if c.circuits[ci].block&blkLocalMaint != 0 && c.circuits[ci].pend&pendBLO == 0 {
+		c.sendBLO(p, ci)
 	}
 }
 

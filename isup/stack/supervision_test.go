@@ -710,3 +710,37 @@ func TestGroupAckStatusCheckedAgainstRequest(t *testing.T) {
 func cgua(cic uint16, rng uint8, bits byte) *isup.GroupSupervision {
 	return &isup.GroupSupervision{Kind: isup.CGUA, Circuit: isup.Circuit{CIC: cic}, RangeAndStatus: isup.RangeAndStatus{Range: rng, Status: []byte{bits}}}
 }
+
+// Settled (issue 13): a BLA or UBA that answers no request of ours is
+// counted; Q.764 §2.8.2.3 then corrects the far end's view: UBL for a BLA on
+// a circuit not blocked here, BLO for a UBA on one blocked here, each by the
+// normal procedure; otherwise it is only discarded.
+func TestUnexpectedBLAAndUBACorrectTheFarEnd(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	before := h.c.stats.Unexpected
+	h.recv(simple(isup.BLA, 5)) // CIC 5 is not blocked here
+	h.expectSent("UBL:5")
+	ci5 := h.c.peers[0].cicIndex[5]
+	if h.c.circuits[ci5].pend&pendUBL == 0 || !h.c.timerRunning(ci5, tT14) {
+		t.Fatalf("the correcting UBL awaits no UBA: %s", h.c.circuits[ci5].describe())
+	}
+	h.recv(simple(isup.UBA, 5))
+	h.recv(simple(isup.UBA, 5)) // not blocked here: discarded
+	h.expectSent("")
+
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 7})
+	h.takeEvents()
+	h.expectSent("BLO:7")
+	h.recv(simple(isup.BLA, 7))
+	h.recv(simple(isup.BLA, 7)) // blocked here: discarded
+	h.expectSent("")
+	h.recv(simple(isup.UBA, 7)) // blocked here: the far end is told again
+	h.expectSent("BLO:7")
+	h.recv(simple(isup.BLA, 7))
+	if n := h.c.stats.Unexpected - before; n != 4 {
+		t.Fatalf("%d unexpected acknowledgements counted, want 4", n)
+	}
+	if h.c.pendingTimers() != 0 {
+		t.Fatalf("%d timers left", h.c.pendingTimers())
+	}
+}
