@@ -198,7 +198,9 @@ func (c *core) receive(lbl mtp.Label, b []byte) {
 func (c *core) dispatch(p int, ci int32, m isup.Message) {
 	switch x := m.(type) {
 	case *isup.InitialAddress:
-		c.onIAM(p, ci, x)
+		if !c.iamOnBlocked(p, ci, x) {
+			c.onIAM(p, ci, x)
+		}
 	case *isup.AddressComplete, *isup.CallProgress, *isup.Connect, *isup.Answer:
 		c.onBackward(p, ci, m)
 	case *isup.Release:

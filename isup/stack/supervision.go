@@ -306,6 +306,34 @@ func (c *core) onUBL(p int, ci int32) {
 	c.refresh(ci)
 }
 
+// iamOnBlocked applies Q.764 §2.8.2.3 xiv) to an IAM that is not a test call
+// and seizes an idle circuit: it removes the far end's blocking, maintenance,
+// hardware or both, and is processed normally unless the circuit is blocked
+// here. Then it is discarded (and counted) and the far end is told again:
+// BLO for our maintenance blocking, a hardware failure oriented CGB for our
+// hardware blocking (a BLO would block it for maintenance at the far end,
+// and our hardware CGU would never lift that). It reports whether the IAM
+// was discarded.
+func (c *core) iamOnBlocked(p int, ci int32, m *isup.InitialAddress) bool {
+	cc := &c.circuits[ci]
+	if cc.state != csIdle || m.CallingPartyCategory == isup.CategoryTest {
+		return false
+	}
+	cc.block &^= blkRemoteMaint | blkRemoteHW
+	c.refresh(ci)
+	if cc.block&(blkLocalMaint|blkLocalHW) == 0 {
+		return false
+	}
+	c.stats.Unexpected++
+	if cc.block&blkLocalMaint != 0 && cc.pend&pendBLO == 0 {
+		c.sendBLO(p, ci)
+	}
+	if cc.block&blkLocalHW != 0 {
+		c.sendGroupSupervision(p, isup.CGB, true, []int32{ci})
+	}
+	return true
+}
+
 // pendingTimers are the two timers (repeat, alert) of each request awaiting an
 // acknowledgement.
 var pendingTimers = map[uint8][2]timerKind{pendBLO: {tT12, tT13}, pendUBL: {tT14, tT15}, pendRSC: {tT16, tT17}}

@@ -744,3 +744,52 @@ func TestUnexpectedBLAAndUBACorrectTheFarEnd(t *testing.T) {
 		t.Fatalf("%d timers left", h.c.pendingTimers())
 	}
 }
+
+// Settled (issue 13): Q.764 §2.8.2.3 xiv). An IAM that is not a test call
+// removes the far end's blocking, hardware blocking included, and is taken;
+// on a circuit blocked here it is discarded and our blocking is announced
+// again in its own kind: a hardware CGB for hardware blocking, a BLO (with
+// T12/T13) for maintenance blocking.
+func TestIAMOnHardwareBlockedCircuits(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	h.recv(&isup.GroupSupervision{Kind: isup.CGB, Type: isup.HardwareFailureOriented, Circuit: isup.Circuit{CIC: 8}, RangeAndStatus: isup.RangeAndStatus{Range: 1, Status: []byte{0b01}}})
+	h.expectSent("CGBA:8")
+	h.takeEvents()
+	h.recv(h.iam(8))
+	h.expectSent("")
+	h.expectEvents("incoming")
+	if b := h.c.circuits[h.c.peers[0].cicIndex[8]].block; b != 0 {
+		t.Fatalf("the IAM left the remote hardware blocking: %04b", b)
+	}
+
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 10, Hardware: true})
+	h.takeEvents()
+	cgb := h.expectSent("CGB:10")[0].(*isup.GroupSupervision)
+	h.recv(&isup.GroupSupervision{Kind: isup.CGBA, Type: isup.HardwareFailureOriented, Circuit: cgb.Circuit, RangeAndStatus: cgb.RangeAndStatus})
+	before := h.c.stats.Unexpected
+	h.recv(h.iam(10))
+	again := h.expectSent("CGB:10")[0].(*isup.GroupSupervision)
+	h.expectEvents("")
+	if again.Type != isup.HardwareFailureOriented || again.RangeAndStatus.Ones() != 1 || !again.RangeAndStatus.Bit(0) {
+		t.Fatalf("hardware blocking re-announced as %+v", again)
+	}
+	h.recv(&isup.GroupSupervision{Kind: isup.CGBA, Type: isup.HardwareFailureOriented, Circuit: again.Circuit, RangeAndStatus: again.RangeAndStatus})
+
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 12})
+	h.takeEvents()
+	h.expectSent("BLO:12")
+	h.recv(simple(isup.BLA, 12))
+	h.recv(h.iam(12))
+	h.expectSent("BLO:12")
+	h.expectEvents("")
+	if !h.c.timerRunning(h.c.peers[0].cicIndex[12], tT12) {
+		t.Fatal("the BLO re-announcing our blocking awaits no BLA")
+	}
+	h.recv(simple(isup.BLA, 12))
+	if n := h.c.stats.Unexpected - before; n != 2 {
+		t.Fatalf("%d discarded IAMs counted, want 2", n)
+	}
+	if h.c.pendingTimers() != 0 {
+		t.Fatalf("%d timers left", h.c.pendingTimers())
+	}
+}
