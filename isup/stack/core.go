@@ -189,6 +189,9 @@ func (c *core) receive(lbl mtp.Label, b []byte) {
 		}
 		return
 	}
+	if c.circuits[ci].block&blkUnequipped != 0 && t != isup.UCIC {
+		c.equippedAgain(ci)
+	}
 	if !c.compatible(p, ci, m) {
 		return
 	}

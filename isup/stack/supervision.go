@@ -102,7 +102,7 @@ func (c *core) setLocalBlocking(p int, head int32, cic uint16, rng uint8, hw, bl
 			c.endPending(head, pendUBL)
 			c.sendBLO(p, head)
 		} else {
-			cc.block &^= bit
+			cc.block &^= bit | blkUnequipped
 			c.endPending(head, pendBLO)
 			c.sendUBL(p, head)
 		}
@@ -129,7 +129,7 @@ func (c *core) setLocalBlocking(p int, head int32, cic uint16, rng uint8, hw, bl
 				c.idle(ci)
 			}
 		} else {
-			cc.block &^= bit
+			cc.block &^= bit | blkUnequipped
 		}
 		c.refresh(ci)
 		cis = append(cis, ci)
@@ -403,8 +403,14 @@ func (c *core) onCCR(p int, ci int32) {
 	c.send(p, &isup.Simple{Kind: isup.LPA, Circuit: isup.Circuit{CIC: c.circuits[ci].cic}})
 }
 
-// onUCIC: the far end has no such circuit. It is blocked here so it is not used,
-// and an attempt on it is repeated elsewhere.
+// onUCIC: the far end has no such circuit (Q.764 §2.12). It is taken out of
+// service, an attempt on it is repeated elsewhere and the operator alerted.
+// It is not blocked as an operator's block would be: that one is kept
+// across restarts and announced with BLO after every reset, and a BLO for a
+// circuit the far end has not got only earns another UCIC, T12 after T12.
+// What the far end says of its own equipment lasts until it shows otherwise:
+// any other message on the circuit, or an operator's unblock, brings the
+// circuit back. Requests awaiting an answer it cannot give end here.
 func (c *core) onUCIC(p int, ci int32) {
 	cc := &c.circuits[ci]
 	if cl := cc.call; cl != nil && cl.outgoing && cl.phase == phSetup && cl.iam != nil {
@@ -414,10 +420,19 @@ func (c *core) onUCIC(p int, ci int32) {
 	}
 	c.stopCallTimers(ci)
 	cc.state = csIdle
-	cc.block |= blkLocalMaint
+	for _, bit := range []uint8{pendBLO, pendUBL, pendRSC} {
+		c.endPending(ci, bit)
+	}
+	cc.block |= blkUnequipped
 	c.refresh(ci)
-	c.emit(Alarm{Kind: AlarmUnequippedCircuit, PC: c.peers[p].group.DPC, CIC: cc.cic, Text: "UCIC received: circuit blocked locally"})
-	c.blockingChanged()
+	c.emit(Alarm{Kind: AlarmUnequippedCircuit, PC: c.peers[p].group.DPC, CIC: cc.cic, Text: "UCIC received: circuit out of service"})
+}
+
+// equippedAgain brings back a circuit the far end said it had not got, once
+// it signals on it. (The 0x33 alarm is not a lasting one: nothing to clear.)
+func (c *core) equippedAgain(ci int32) {
+	c.circuits[ci].block &^= blkUnequipped
+	c.refresh(ci)
 }
 
 // onGroupReset handles GRS (reset our circuits, answer GRA) and GRA (our reset is

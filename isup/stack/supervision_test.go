@@ -276,8 +276,8 @@ func TestUnequippedCircuits(t *testing.T) {
 	h.recv(simple(isup.UCIC, cic))
 	h.expectSent("IAM:3") // repeated elsewhere
 	h.expectEvents("alarm:5")
-	if h.c.calls[id] == nil || h.c.circuits[h.c.peers[0].cicIndex[cic]].block&blkLocalMaint == 0 {
-		t.Fatal("UCIC: call not moved or circuit not blocked")
+	if h.c.calls[id] == nil || h.c.circuits[h.c.peers[0].cicIndex[cic]].block&blkUnequipped == 0 {
+		t.Fatal("UCIC: call not moved or circuit not taken out of service")
 	}
 }
 
@@ -791,5 +791,41 @@ func TestIAMOnHardwareBlockedCircuits(t *testing.T) {
 	}
 	if h.c.pendingTimers() != 0 {
 		t.Fatalf("%d timers left", h.c.pendingTimers())
+	}
+}
+
+// Settled (issue 13): a UCIC (Q.764 §2.12) takes the circuit out of service
+// without making it an operator's block: nothing is saved for a restart, no
+// BLO goes out for it after a reset, a pending request on it stops repeating,
+// and the far end's next message on it brings it back.
+func TestUCICNotPersistedNorReannounced(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	saved := 0
+	h.c.persist = func() { saved++ }
+	h.c.request(Maintenance{Op: OpReset, DPC: peerPC, CIC: 4}) // RSC awaiting RLC
+	h.takeEvents()
+	h.expectSent("RSC:4")
+	h.recv(simple(isup.UCIC, 4))
+	h.expectEvents("alarm:5")
+	ci := h.c.peers[0].cicIndex[4]
+	if saved != 0 || len(h.c.currentState().Blocked) != 0 {
+		t.Fatalf("UCIC saved as a local block (%d saves, %v)", saved, h.c.currentState().Blocked)
+	}
+	if h.c.circuits[ci].usable() || h.c.circuits[ci].pend != 0 || h.c.pendingTimers() != 0 {
+		t.Fatalf("after UCIC: %s, usable %v, %d timers", h.c.circuits[ci].describe(), h.c.circuits[ci].usable(), h.c.pendingTimers())
+	}
+	h.c.request(Maintenance{Op: OpReset, DPC: peerPC, CIC: 1, Range: 7})
+	h.takeEvents()
+	h.expectSent("GRS:1")
+	h.recv(&isup.GroupReset{Kind: isup.GRA, Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.NewRangeAndStatus(7, true)})
+	h.expectSent("") // no BLO:4
+	h.c.request(Outseize{DPC: peerPC, Called: h.called(), HasCIC: true, CIC: 4})
+	if r := h.takeEvents()[0].(Result); r.Status != StatusCircuitUnavailable {
+		t.Fatalf("outseize on the unequipped circuit: %s", r.Status)
+	}
+	h.recv(h.iam(4)) // the far end has it after all
+	h.expectEvents("incoming")
+	if h.c.circuits[ci].block != 0 {
+		t.Fatalf("still out of service: %s", h.c.circuits[ci].describe())
 	}
 }
