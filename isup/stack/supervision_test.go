@@ -829,3 +829,27 @@ func TestUCICNotPersistedNorReannounced(t *testing.T) {
 		t.Fatalf("still out of service: %s", h.c.circuits[ci].describe())
 	}
 }
+
+// Settled (issue 13), no change: a GRS is a message of its CIC, the first of
+// its range (Q.763 §3.43). With that CIC unequipped here it is discarded and
+// answered with UCIC (Q.764 §2.12; OpenSS7 does the same), even if the range
+// covers circuits of ours; with that CIC equipped, the circuits of ours in
+// the range are reset and the GRA covers the whole range.
+func TestGroupResetWithUnequippedHeadCIC(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU)) // CICs 1..31
+	id := h.incoming(1)
+	h.recv(&isup.GroupReset{Kind: isup.GRS, Circuit: isup.Circuit{CIC: 0}, RangeAndStatus: isup.RangeAndStatus{Range: 3}})
+	h.expectSent("UCIC:0")
+	h.expectEvents("")
+	if h.c.calls[id] == nil {
+		t.Fatal("a GRS headed by an unequipped CIC reset CIC 1")
+	}
+	id2 := h.incoming(31)
+	h.recv(&isup.GroupReset{Kind: isup.GRS, Circuit: isup.Circuit{CIC: 30}, RangeAndStatus: isup.RangeAndStatus{Range: 3}})
+	if ev := h.expectEvents("released:41"); ev[0].(Released).Call != id2 {
+		t.Fatal("wrong call released")
+	}
+	if gra := h.expectSent("GRA:30")[0].(*isup.GroupReset); gra.RangeAndStatus.Range != 3 {
+		t.Fatalf("GRA range %d", gra.RangeAndStatus.Range)
+	}
+}
