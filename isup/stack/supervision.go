@@ -1,7 +1,9 @@
 package stack
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/isupgw/isupgw/isup"
@@ -146,8 +148,8 @@ func (c *core) setLocalBlocking(p int, head int32, cic uint16, rng uint8, hw, bl
 // §3.43 allows a range of up to 255 but at most 32 status bits set to 1.
 const maxGroupCircuits = 32
 
-// sendGroupSupervision sends CGB or CGU for the circuits cis (ascending CICs
-// of peer p), split into messages of at most 32 circuits, each awaiting its
+// sendGroupSupervision sends CGB or CGU for the circuits cis of peer p, in
+// CIC order, split into messages of at most 32 circuits, each awaiting its
 // own acknowledgement (T18/T19, T20/T21) at its first circuit. A group message
 // covers at least two circuits: one circuit alone is range 1 with only its
 // own status bit set.
@@ -160,6 +162,8 @@ func (c *core) sendGroupSupervision(p int, kind isup.MessageType, hw bool, cis [
 	if kind == isup.CGU {
 		t1, t2 = tT20, tT21
 	}
+	cis = slices.Clone(cis)
+	slices.SortFunc(cis, func(a, b int32) int { return cmp.Compare(c.circuits[a].cic, c.circuits[b].cic) })
 	for len(cis) > 0 {
 		head := cis[0]
 		first := c.circuits[head].cic
@@ -325,13 +329,26 @@ func (c *core) iamOnBlocked(p int, ci int32, m *isup.InitialAddress) bool {
 		return false
 	}
 	c.stats.Unexpected++
-	if cc.block&blkLocalMaint != 0 && cc.pend&pendBLO == 0 {
-		c.sendBLO(p, ci)
-	}
-	if cc.block&blkLocalHW != 0 {
-		c.sendGroupSupervision(p, isup.CGB, true, []int32{ci})
-	}
+	c.reannounceBlocking(p, []int32{ci})
 	return true
+}
+
+// reannounceBlocking tells the far end again of our blocking of the circuits
+// cis, each in its own kind: BLO for maintenance blocking,
+// hardware failure oriented CGBs for hardware blocking. Both run the normal
+// procedure and await their acknowledgement.
+func (c *core) reannounceBlocking(p int, cis []int32) {
+	var hw []int32
+	for _, ci := range cis {
+		b := c.circuits[ci].block
+		if b&blkLocalMaint != 0 {
+			c.sendBLO(p, ci)
+		}
+		if b&blkLocalHW != 0 {
+			hw = append(hw, ci)
+		}
+	}
+	c.sendGroupSupervision(p, isup.CGB, true, hw)
 }
 
 // pendingTimers are the two timers (repeat, alert) of each request awaiting an
@@ -382,13 +399,14 @@ func (c *core) onUBA(p int, ci int32) {
 func (c *core) onRSC(p int, ci int32) {
 	cc := &c.circuits[ci]
 	c.resetCircuitLocally(p, ci, "circuit reset by the far end")
-	cc.block &^= blkRemoteMaint
+	// Q.764 §2.9.3.1 d): the reset lifts the far end's blocking, hardware
+	// blocking too (Q.763 RSC: "if remotely blocked, ... removed").
+	cc.block &^= blkRemoteMaint | blkRemoteHW
 	c.endPending(ci, pendRSC) // both ends reset at once: their RSC completes ours
-	if cc.block&blkLocalMaint != 0 {
-		// Q.764 §2.9.3.1 c): a locally blocked circuit answers with BLO, then
-		// RLC; the BLO is acknowledged, and repeated until it is (T12, T13).
-		c.sendBLO(p, ci)
-	}
+	// Q.764 §2.9.3.1 c): a locally blocked circuit answers with its blocking
+	// message, then RLC; that message is acknowledged, and repeated until it
+	// is (T12/T13, or T18/T19 for the hardware CGB).
+	c.reannounceBlocking(p, []int32{ci})
 	c.send(p, &isup.ReleaseComplete{Circuit: isup.Circuit{CIC: cc.cic}})
 	c.refresh(ci)
 }
@@ -446,17 +464,25 @@ func (c *core) onGroupReset(p int, ci int32, m *isup.GroupReset) {
 	}
 	if m.Kind == isup.GRS {
 		gra := &isup.GroupReset{Kind: isup.GRA, Circuit: m.Circuit, RangeAndStatus: isup.NewRangeAndStatus(m.RangeAndStatus.Range, true)}
+		var hw []int32
 		c.forRange(p, m.CIC, m.RangeAndStatus.Range, func(i int, ci int32) {
 			cc := &c.circuits[ci]
 			c.resetCircuitLocally(p, ci, "circuit group reset by the far end")
-			cc.block &^= blkRemoteMaint
+			cc.block &^= blkRemoteMaint | blkRemoteHW
 			c.endPending(ci, pendRSC)
 			if cc.block&blkLocalMaint != 0 {
 				gra.RangeAndStatus.SetBit(i, true)
 			}
+			if cc.block&blkLocalHW != 0 {
+				hw = append(hw, ci)
+			}
 			c.refresh(ci)
 		})
 		c.send(p, gra)
+		// The GRA's status says only maintenance blocking (Q.763 §3.43): our
+		// hardware blocking follows it as hardware failure oriented CGBs
+		// (Q.764 §2.9.3.2, as OpenSS7 does).
+		c.sendGroupSupervision(p, isup.CGB, true, hw)
 		return
 	}
 	if _, ok := c.groupOps[groupKey{ci, isup.GRS}]; !ok {
@@ -466,6 +492,7 @@ func (c *core) onGroupReset(p int, ci int32, m *isup.GroupReset) {
 	delete(c.groupOps, groupKey{ci, isup.GRS})
 	c.stopTimer(ci, tT22)
 	c.stopTimer(ci, tT23)
+	var ours []int32
 	c.forRange(p, m.CIC, m.RangeAndStatus.Range, func(i int, ci int32) {
 		cc := &c.circuits[ci]
 		cc.pend &^= pendGRS
@@ -474,12 +501,11 @@ func (c *core) onGroupReset(p int, ci int32, m *isup.GroupReset) {
 		} else {
 			cc.block &^= blkRemoteMaint
 		}
-		if cc.block&blkLocalMaint != 0 {
-			// Q.764 §2.9.3.2: our local blocking is re-announced after the reset.
-			c.sendBLO(p, ci)
-		}
+		ours = append(ours, ci)
 		c.refresh(ci)
 	})
+	// Q.764 §2.9.3.2: our local blocking is re-announced after the reset.
+	c.reannounceBlocking(p, ours)
 }
 
 // forRange calls f for each of our circuits in CIC..CIC+rng with its offset.

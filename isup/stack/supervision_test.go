@@ -400,8 +400,12 @@ func TestLocalBlockingSurvivesRestart(t *testing.T) {
 		sent = append(sent, types([]isup.Message{m}))
 	}
 	s2.core.start()
-	if strings.Join(sent, " ") != "BLO:7" {
+	// Each blocking in its own kind: BLO for 7, a hardware CGB for 9.
+	if strings.Join(sent, " ") != "BLO:7 CGB:9" {
 		t.Fatalf("after restart sent %v", sent)
+	}
+	if op, ok := s2.core.groupOps[groupKey{s2.core.peers[0].cicIndex[9], isup.CGB}]; !ok || op.msg.(*isup.GroupSupervision).Type != isup.HardwareFailureOriented {
+		t.Fatal("CIC 9 not announced with a hardware CGB awaiting its CGBA")
 	}
 	for _, cic := range []uint16{7, 9} {
 		if s2.core.circuits[s2.core.peers[0].cicIndex[cic]].usable() {
@@ -851,5 +855,56 @@ func TestGroupResetWithUnequippedHeadCIC(t *testing.T) {
 	}
 	if gra := h.expectSent("GRA:30")[0].(*isup.GroupReset); gra.RangeAndStatus.Range != 3 {
 		t.Fatalf("GRA range %d", gra.RangeAndStatus.Range)
+	}
+}
+
+// Settled with item 8 (issue 13): hardware blocking is announced again like
+// maintenance blocking, in its own kind, after an RSC (Q.764 §2.9.3.1 c)),
+// after a GRS received (its GRA shows only maintenance blocking, Q.764
+// §2.9.3.2) and after the GRA to our GRS; and a reset lifts the far end's
+// hardware blocking as well as its maintenance blocking (§2.9.3.1 d)).
+func TestHardwareBlockingReannouncedAfterResets(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	ack := func(m isup.Message) {
+		g := m.(*isup.GroupSupervision)
+		if g.Type != isup.HardwareFailureOriented || g.RangeAndStatus.Ones() != 1 || !g.RangeAndStatus.Bit(0) {
+			t.Fatalf("not a hardware CGB for its CIC alone: %+v", g)
+		}
+		h.recv(&isup.GroupSupervision{Kind: isup.CGBA, Type: g.Type, Circuit: g.Circuit, RangeAndStatus: g.RangeAndStatus})
+	}
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 5, Hardware: true})
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 6})
+	h.takeEvents()
+	sent := h.expectSent("CGB:5 BLO:6")
+	ack(sent[0])
+	h.recv(simple(isup.BLA, 6))
+
+	h.recv(simple(isup.RSC, 5))
+	ack(h.expectSent("CGB:5 RLC:5")[0])
+
+	h.recv(&isup.GroupSupervision{Kind: isup.CGB, Type: isup.HardwareFailureOriented, Circuit: isup.Circuit{CIC: 2}, RangeAndStatus: isup.RangeAndStatus{Range: 1, Status: []byte{0b11}}})
+	h.expectSent("CGBA:2")
+	h.takeEvents()
+	h.recv(&isup.GroupReset{Kind: isup.GRS, Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.RangeAndStatus{Range: 6}})
+	sent = h.expectSent("GRA:1 CGB:5")
+	if st := sent[0].(*isup.GroupReset).RangeAndStatus.Status[0]; st != 0b0100000 { // CIC 6 only
+		t.Fatalf("GRA status %07b", st)
+	}
+	ack(sent[1])
+	for _, cic := range []uint16{2, 3} {
+		if b := h.c.circuits[h.c.peers[0].cicIndex[cic]].block; b != 0 {
+			t.Fatalf("CIC %d still blocked after the GRS: %04b", cic, b)
+		}
+	}
+
+	h.c.request(Maintenance{Op: OpReset, DPC: peerPC, CIC: 1, Range: 6})
+	h.takeEvents()
+	h.expectSent("GRS:1")
+	h.recv(&isup.GroupReset{Kind: isup.GRA, Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.NewRangeAndStatus(6, true)})
+	sent = h.expectSent("BLO:6 CGB:5")
+	h.recv(simple(isup.BLA, 6))
+	ack(sent[1])
+	if h.c.pendingTimers() != 0 || len(h.c.groupOps) != 0 {
+		t.Fatalf("%d timers, %d group operations left", h.c.pendingTimers(), len(h.c.groupOps))
 	}
 }
