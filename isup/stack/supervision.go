@@ -613,7 +613,10 @@ func (c *core) onGroupAck(p int, ci int32, m *isup.GroupSupervision, hw bool) {
 			missing.SetBit(i, true)
 			unacked++
 		case !a && b:
-			if cj, found := c.circuitAt(p, m.CIC+uint16(i)); found && (c.circuits[cj].block&local != 0) != block {
+			// A correction already awaiting its acknowledgement is not sent
+			// again: its timer repeats it, and a far end answering it with the
+			// wrong acknowledgement cannot start a ping-pong.
+			if cj, found := c.circuitAt(p, m.CIC+uint16(i)); found && (c.circuits[cj].block&local != 0) != block && !c.inPendingGroup(cj, opposite) {
 				wrong = append(wrong, cj)
 			}
 		}
@@ -690,11 +693,15 @@ func (c *core) transient(ci int32) bool {
 	if cl := cc.call; cl != nil && cl.outgoing && cl.phase == phSetup {
 		return true
 	}
-	if cc.pend != 0 {
-		return true
-	}
+	return cc.pend != 0 || c.inPendingGroup(ci, isup.CGB) || c.inPendingGroup(ci, isup.CGU)
+}
+
+// inPendingGroup reports whether a CGB or CGU (kind) awaiting its
+// acknowledgement acts on circuit ci.
+func (c *core) inPendingGroup(ci int32, kind isup.MessageType) bool {
+	cc := &c.circuits[ci]
 	for key, op := range c.groupOps {
-		if key.kind != isup.CGB && key.kind != isup.CGU || c.circuits[key.head].peer != cc.peer {
+		if key.kind != kind || c.circuits[key.head].peer != cc.peer {
 			continue
 		}
 		m := op.msg.(*isup.GroupSupervision)

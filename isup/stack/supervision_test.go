@@ -908,3 +908,23 @@ func TestHardwareBlockingReannouncedAfterResets(t *testing.T) {
 		t.Fatalf("%d timers, %d group operations left", h.c.pendingTimers(), len(h.c.groupOps))
 	}
 }
+
+// A far end that answers our correcting CGU with another wrong CGBA gets no
+// second CGU at once: the pending one is repeated on T20 only, so the two
+// ends cannot ping-pong at signalling speed.
+func TestGroupAckCorrectionIsNotRepeatedWhilePending(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	wrong := &isup.GroupSupervision{Kind: isup.CGBA, Circuit: isup.Circuit{CIC: 20}, RangeAndStatus: isup.RangeAndStatus{Range: 1, Status: []byte{0b11}}}
+	h.recv(wrong)
+	h.expectSent("CGU:20")
+	for i := 0; i < 3; i++ {
+		h.recv(wrong)
+	}
+	h.expectSent("")
+	h.advance(DefaultTimers.T20)
+	h.expectSent("CGU:20")
+	h.recv(cgua(20, 1, 0b11))
+	if h.c.pendingTimers() != 0 || len(h.c.groupOps) != 0 {
+		t.Fatalf("%d timers, %d group operations left", h.c.pendingTimers(), len(h.c.groupOps))
+	}
+}
