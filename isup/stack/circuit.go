@@ -16,12 +16,14 @@ const (
 	csHeld                // OLM received: held until T3
 )
 
-// Blocking bits (maintenance and hardware, local and remote).
+// Blocking bits (maintenance and hardware, local and remote), and the far
+// end's word (UCIC) that it has no such circuit.
 const (
 	blkLocalMaint uint8 = 1 << iota
 	blkRemoteMaint
 	blkLocalHW
 	blkRemoteHW
+	blkUnequipped
 )
 
 // Acknowledgements a circuit is waiting for (the supervision transients).

@@ -92,7 +92,7 @@ type core struct {
 	// timerqMax is the queue length at which stale entries are swept out.
 	timerqMax int
 	timerOrd  uint64
-	groupOps  map[int32]groupOp
+	groupOps  map[groupKey]groupOp
 	// sentREL is the REL each circuit with T1 running waits on, for T1 to repeat.
 	sentREL map[int32]*isup.Release
 	stats   Stats
@@ -114,7 +114,7 @@ func newCore(cfg Config, now time.Time, out func(mtp.Label, []byte), emit func(E
 	c := &core{
 		cfg: cfg, now: now, out: out, emit: emit,
 		peerByPC: map[mtp.PointCode]int{}, peerByName: map[string]int{},
-		calls: map[CallID]*call{}, groupOps: map[int32]groupOp{}, sentREL: map[int32]*isup.Release{},
+		calls: map[CallID]*call{}, groupOps: map[groupKey]groupOp{}, sentREL: map[int32]*isup.Release{},
 	}
 	c.stats.Refused = map[Status]uint64{}
 	c.buildCircuits()
@@ -202,6 +202,9 @@ func (c *core) receive(lbl mtp.Label, b []byte) {
 		}
 		return
 	}
+	if c.circuits[ci].block&blkUnequipped != 0 && t != isup.UCIC {
+		c.equippedAgain(ci)
+	}
 	if !c.compatible(p, ci, m) {
 		return
 	}
@@ -226,7 +229,9 @@ func (c *core) malformedREL(b []byte, v isup.Variant) isup.Message {
 func (c *core) dispatch(p int, ci int32, m isup.Message) {
 	switch x := m.(type) {
 	case *isup.InitialAddress:
-		c.onIAM(p, ci, x)
+		if !c.iamOnBlocked(p, ci, x) {
+			c.onIAM(p, ci, x)
+		}
 	case *isup.AddressComplete, *isup.CallProgress, *isup.Connect, *isup.Answer:
 		c.onBackward(p, ci, m)
 	case *isup.Release:
@@ -282,9 +287,7 @@ func (c *core) onSimple(p int, ci int32, m *isup.Simple) {
 	case isup.OLM:
 		c.onOLM(p, ci)
 	case isup.CCR:
-		// The loop-back itself is in the media path, outside a signaling gateway:
-		// acknowledge so the far end can run its check.
-		c.send(p, &isup.Simple{Kind: isup.LPA, Circuit: m.Circuit})
+		c.onCCR(p, ci)
 	default: // LPA, CRA, CVT
 		c.stats.Unexpected++
 	}

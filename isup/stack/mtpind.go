@@ -89,14 +89,15 @@ func (c *core) start() {
 			c.resetGroup(p)
 			continue
 		}
+		// The blocking saved before the restart is announced again, each in
+		// its own kind (BLO, hardware CGB).
 		pr := &c.peers[p]
+		var blocked []int32
 		for ci := pr.first; ci < pr.first+pr.count; ci++ {
-			if c.circuits[ci].block&blkLocalMaint != 0 {
-				c.circuits[ci].pend |= pendBLO
-				c.send(p, &isup.Simple{Kind: isup.BLO, Circuit: isup.Circuit{CIC: c.circuits[ci].cic}})
-				c.startTimer(ci, tT12)
-				c.startTimer(ci, tT13)
+			if c.circuits[ci].block&(blkLocalMaint|blkLocalHW) != 0 {
+				blocked = append(blocked, ci)
 			}
 		}
+		c.reannounceBlocking(p, blocked)
 	}
 }
