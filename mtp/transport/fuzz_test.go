@@ -7,7 +7,7 @@ import (
 )
 
 // FuzzWireInbound runs what the pion adapter does to every packet from the
-// wire (and what the listeners do to strays) on arbitrary bytes: none may
+// wire (the tag check included) (and what the listeners do to strays) on arbitrary bytes: none may
 // panic; stripping never grows a packet and leaves a chunk length that fits
 // it; an ABORT we would send is well formed.
 func FuzzWireInbound(f *testing.F) {
@@ -18,6 +18,11 @@ func FuzzWireInbound(f *testing.F) {
 		in := append([]byte(nil), p...)
 		_ = checksumOK(in)
 		_, _, _ = initStreams(in)
+		var tc tagCheck
+		tc.outbound(in)
+		_ = tc.inbound(in)
+		tc.set(1, 2)
+		_ = tc.inbound(in)
 		out, err := stripInitAddresses(in)
 		if err == nil {
 			if len(out) > len(p) {

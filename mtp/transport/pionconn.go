@@ -88,6 +88,7 @@ func newPionConn(ctx context.Context, kind Kind, wire *pionWire, o *options) (*p
 func acceptedPionConn(kind Kind, wire *pionWire, o *options, st *cookieState) (*pionConn, error) {
 	local, remote := snapTokens(st, uint32(o.socketBuffer), o.streams)
 	wire.peerMIS.Store(uint32(st.peerMIS()))
+	wire.tags.set(st.localTag, st.peerTag)
 	aopts := append(pionOptions(o, wire, kind.String()), sctp.WithSNAP(local, remote))
 	copts := make([]sctp.ClientOption, len(aopts))
 	for i, x := range aopts {
