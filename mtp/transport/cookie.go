@@ -55,30 +55,54 @@ type cookieState struct {
 	mac                [cookieMACLen]byte
 }
 
-// cookieJar makes and checks State Cookies. The key is random per
-// listener, so no cookie outlives the listener that issued it.
+// cookieJar makes and checks State Cookies. Keys are random per listener
+// and change every cookie life (§5.1.3: the secret key SHOULD be random
+// and SHOULD be changed reasonably frequently); a cookie made with the key
+// before the current one still verifies, so none dies before its life.
 type cookieJar struct {
-	key  [32]byte
 	life time.Duration
 	now  func() time.Time
-	macs sync.Pool // hash.Hash keyed with key
+
+	mu        sync.Mutex
+	cur, prev *cookieKey
+}
+
+type cookieKey struct {
+	made time.Time
+	macs sync.Pool // hash.Hash keyed with the key
+}
+
+func newCookieKey(made time.Time) *cookieKey {
+	var key [32]byte
+	if _, err := rand.Read(key[:]); err != nil {
+		panic("transport: no randomness for the cookie key: " + err.Error())
+	}
+	k := &cookieKey{made: made}
+	k.macs.New = func() any { return hmac.New(sha256.New, key[:]) }
+	return k
 }
 
 func newCookieJar(life time.Duration, now func() time.Time) *cookieJar {
-	j := &cookieJar{life: life, now: now}
-	if _, err := rand.Read(j.key[:]); err != nil {
-		panic("transport: no randomness for the cookie key: " + err.Error())
-	}
-	j.macs.New = func() any { return hmac.New(sha256.New, j.key[:]) }
-	return j
+	return &cookieJar{life: life, now: now, cur: newCookieKey(now())}
 }
 
-func (j *cookieJar) sum(dst, b []byte) []byte {
-	h := j.macs.Get().(hash.Hash)
+// keys returns the current key and the one before, rotating first if the
+// current one has served a cookie life.
+func (j *cookieJar) keys(now time.Time) (cur, prev *cookieKey) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if now.Sub(j.cur.made) >= j.life || now.Before(j.cur.made) {
+		j.prev, j.cur = j.cur, newCookieKey(now)
+	}
+	return j.cur, j.prev
+}
+
+func (k *cookieKey) sum(dst, b []byte) []byte {
+	h := k.macs.Get().(hash.Hash)
 	h.Reset()
 	h.Write(b)
 	dst = h.Sum(dst)
-	j.macs.Put(h)
+	k.macs.Put(h)
 	return dst
 }
 
@@ -100,16 +124,18 @@ func (b binding) put(c []byte) {
 
 // make builds the cookie for an INIT chunk (already checked and stripped).
 func (j *cookieJar) make(init []byte, b binding, localTag, localTSN uint32) []byte {
+	now := j.now()
+	key, _ := j.keys(now)
 	c := make([]byte, cookieFixedLen, cookieFixedLen+len(init)+cookieMACLen)
 	c[0] = cookieVersion
-	binary.BigEndian.PutUint64(c[4:], uint64(j.now().UnixNano()))
+	binary.BigEndian.PutUint64(c[4:], uint64(now.UnixNano()))
 	binary.BigEndian.PutUint32(c[12:], uint32(j.life/time.Millisecond))
 	binary.BigEndian.PutUint32(c[16:], localTag)
 	binary.BigEndian.PutUint32(c[20:], localTSN)
 	b.put(c[24:46])
 	binary.BigEndian.PutUint16(c[46:], uint16(len(init)))
 	c = append(c, init...)
-	return j.sum(c, c)
+	return key.sum(c, c)
 }
 
 // Cookie check failures.
@@ -126,9 +152,11 @@ func (j *cookieJar) open(cookie []byte, b binding, vtag uint32) (*cookieState, t
 	if len(cookie) < cookieFixedLen+cookieMACLen || len(cookie) > cookieFixedLen+maxCookieInit+cookieMACLen {
 		return nil, 0, errBadCookie
 	}
-	body := cookie[:len(cookie)-cookieMACLen]
+	now := j.now()
+	body, mac := cookie[:len(cookie)-cookieMACLen], cookie[len(cookie)-cookieMACLen:]
 	var want [cookieMACLen]byte
-	if !hmac.Equal(j.sum(want[:0], body), cookie[len(body):]) {
+	cur, prev := j.keys(now)
+	if !hmac.Equal(cur.sum(want[:0], body), mac) && (prev == nil || !hmac.Equal(prev.sum(want[:0], body), mac)) {
 		return nil, 0, errBadCookie
 	}
 	// The MAC proves we wrote the rest, so it is well formed.
@@ -147,7 +175,7 @@ func (j *cookieJar) open(cookie []byte, b binding, vtag uint32) (*cookieState, t
 	copy(st.mac[:], cookie[len(body):])
 	issued := time.Unix(0, int64(binary.BigEndian.Uint64(body[4:])))
 	life := time.Duration(binary.BigEndian.Uint32(body[12:])) * time.Millisecond
-	if age := j.now().Sub(issued); age > life || age < 0 {
+	if age := now.Sub(issued); age > life || age < 0 {
 		return st, max(age-life, 0), errStaleCookie
 	}
 	return st, 0, nil

@@ -257,3 +257,40 @@ func TestAssociationLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestCookieKeyRotates: the cookie key changes every cookie life (RFC
+// 9260 §5.1.3); a cookie made just before a change still verifies within
+// its life, and one made two keys ago no longer verifies at all (counted
+// as a bad cookie, not a stale one: its key is gone).
+func TestCookieKeyRotates(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	ln, err := Listen(KindUDP, loopback, withClock(clock.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	st := StatsOf(ln)
+	handshake := func() (*handPeer, uint32, []byte) {
+		p := newHandPeer(t, "127.0.0.2:0", ln)
+		init := rawInit(p.port, p.dst, true)
+		p.send(init)
+		tag, cookie := initAckCookie(t, p.next(), binary.BigEndian.Uint32(init[sctpCommonHeaderLen+4:]))
+		return p, tag, cookie
+	}
+	old, oldTag, oldCookie := handshake()
+	clock.add(DefaultCookieLife - time.Second)
+	p, tag, cookie := handshake()
+	clock.add(2 * time.Second) // the key changes with the next cookie
+	handshake()
+	p.send(rawCookieEcho(p.port, p.dst, tag, cookie))
+	if ack := p.next(); firstChunkType(ack) != chunkCookieAck {
+		t.Fatalf("cookie from the previous key: want COOKIE ACK, got %x", ack)
+	}
+	clock.add(2 * DefaultCookieLife)
+	handshake() // and changes again
+	old.send(rawCookieEcho(old.port, old.dst, oldTag, oldCookie))
+	waitCounted(t, st, 5)
+	if st.BadCookie.Load() != 1 || st.StaleCookie.Load() != 0 {
+		t.Fatalf("bad %d stale %d", st.BadCookie.Load(), st.StaleCookie.Load())
+	}
+}
