@@ -146,11 +146,12 @@ func (g *gate) rwnd() uint32 { return uint32(g.o.socketBuffer) }
 // tags match, send COOKIE ACK again).
 type answered struct {
 	ack []byte
+	tag uint32 // ours, which the repeated COOKIE ECHO carries
 	mac [cookieMACLen]byte
 }
 
 func newAnswered(st *cookieState, echo []byte) answered {
-	return answered{ack: cookieAck(echo, st.peerTag), mac: st.mac}
+	return answered{ack: cookieAck(echo, st.peerTag), tag: st.localTag, mac: st.mac}
 }
 
 // again reports whether pkt repeats that COOKIE ECHO, and the chunks
@@ -161,7 +162,7 @@ func (a *answered) again(pkt []byte) (rest []byte, ok bool) {
 	}
 	cookie, rest, ok := cookieEcho(pkt)
 	if !ok || len(cookie) < cookieMACLen || string(cookie[len(cookie)-cookieMACLen:]) != string(a.mac[:]) ||
-		!checksumOK(pkt) {
+		binary.BigEndian.Uint32(pkt[4:]) != a.tag || !checksumOK(pkt) {
 		return nil, false
 	}
 	return rest, true
