@@ -193,9 +193,12 @@ func (l *udpListener) establish(v verdict, echo []byte, from netip.AddrPort) {
 	l.mu.Lock()
 	l.peers[from] = p
 	l.mu.Unlock()
-	peerPort, _ := packetPorts(echo)
-	wire := newPionWire(p, netip.AddrPortFrom(l.addr.Addr(), l.sctpPort),
-		netip.AddrPortFrom(from.Addr(), peerPort), l.sctpPort, peerPort, l.o.streams)
+	// The ports our INIT ACK answered with (the INIT's, swapped), which
+	// the cookie bound: the SCTP port is l.sctpPort unless the peer
+	// addressed another.
+	peerPort, localPort := packetPorts(echo)
+	wire := newPionWire(p, netip.AddrPortFrom(l.addr.Addr(), localPort),
+		netip.AddrPortFrom(from.Addr(), peerPort), localPort, peerPort, l.o.streams)
 	c, err := acceptedPionConn(KindUDP, wire, l.o, v.est)
 	if err != nil {
 		return // closing the wire released the path
