@@ -120,7 +120,10 @@ func (e *Endpoint) Start(ctx context.Context) error {
 	}
 	topts := append([]transport.Option{transport.WithResolveHook(func(k transport.Kind, why string) {
 		e.log.Info().Str("transport", k.String()).Str("why", why).Msg("m3ua transport chosen")
-	})}, e.topts...)
+	}),
+		// Only configured peers' addresses get as far as SCTP (issue 14).
+		transport.WithAcceptFilter(func(r netip.AddrPort) bool { return len(e.candidates(r.Addr())) > 0 }),
+	}, e.topts...)
 	if e.cfg.Listen.IsValid() {
 		ln, err := transport.Listen(e.cfg.Transport, e.cfg.Listen, topts...)
 		if err != nil {
