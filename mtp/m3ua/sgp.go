@@ -66,7 +66,8 @@ func (s *session) handleAspUp(b []byte, m *messages.AspUp) {
 		a.attach(s)
 	}
 	s.mu.Lock()
-	s.remote = StateInactive // also an ASP Up while active: the ASP restarted
+	wasActive := s.remote == StateActive
+	s.remote = StateInactive
 	ev := s.updateTrafficLocked("ASP Up")
 	s.mu.Unlock()
 	var aspID *params.Param
@@ -74,6 +75,11 @@ func (s *session) handleAspUp(b []byte, m *messages.AspUp) {
 		aspID = params.NewAspIdentifier(id)
 	}
 	_ = s.write(marshal(messages.NewAspUpAck(aspID, nil)), 0)
+	if wasActive {
+		// RFC 4666 §4.3.4.1: an ASP Up from an ASP we hold ASP-ACTIVE gets the
+		// ASP Up Ack and an ERR "Unexpected Message"; the ASP is now inactive.
+		s.unexpected(b)
+	}
 	_ = s.write(s.notify(statusASChange, asInactive, aspID, s.rcParam()), 0)
 	s.emitState(ev)
 	// A double-exchange IPSP that was waiting to know its peer starts its
