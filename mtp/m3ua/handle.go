@@ -243,8 +243,17 @@ func (s *session) handleNotify(m *messages.Notify) {
 func (s *session) handleAck(b []byte, p pending) {
 	s.mu.Lock()
 	if !s.active || !s.ackedLocked(p) {
+		retry := s.unsolicitedAckLocked(p)
 		s.mu.Unlock()
-		s.e.stats.Unexpected.Add(1)
+		if retry == nil {
+			s.e.stats.Unexpected.Add(1)
+			return
+		}
+		s.e.stats.UnsolicitedAcks.Add(1)
+		s.emitState(retry.ev)
+		if retry.p != pendNone {
+			s.request(retry.p, retry.msg)
+		}
 		return
 	}
 	var ev *mtp.PeerState
@@ -252,7 +261,9 @@ func (s *session) handleAck(b []byte, p pending) {
 	switch p {
 	case pendUp:
 		s.local = StateInactive
-		next = pendActive
+		if s.goal == StateActive {
+			next = pendActive
+		}
 	case pendActive:
 		s.local = StateActive
 	case pendInactive:
@@ -271,6 +282,45 @@ func (s *session) handleAck(b []byte, p pending) {
 		s.releaseEarly()
 		s.audit()
 	}
+}
+
+// comeback is what an unsolicited ack leads to: the state to report and the
+// request that starts the way back.
+type comeback struct {
+	ev  *mtp.PeerState
+	p   pending
+	msg []byte
+}
+
+// unsolicitedAckLocked applies an ASP Down Ack or ASP Inactive Ack the ASP did
+// not ask for: the SGP has taken it down (or inactive). RFC 4666 §4.3.4.2 and
+// §4.3.4.4: the ASP considers itself ASP-DOWN (ASP-INACTIVE), so it stops
+// sending DATA at once, and initiates the procedures to return to its previous
+// state. nil: not an ack this rule covers (counted as unexpected).
+func (s *session) unsolicitedAckLocked(p pending) *comeback {
+	if !s.active || s.ended {
+		return nil
+	}
+	closing := s.e.ctx.Err() != nil // a graceful stop is under way: no way back
+	switch {
+	case p == pendDown && s.local != StateDown:
+		prev := s.local
+		s.local = StateDown
+		c := &comeback{ev: s.updateTrafficLocked("unsolicited ASP Down Ack")}
+		if !closing {
+			s.goal = prev
+			c.p, c.msg = pendUp, s.aspUp()
+		}
+		return c
+	case p == pendInactive && s.local == StateActive:
+		s.local = StateInactive
+		c := &comeback{ev: s.updateTrafficLocked("unsolicited ASP Inactive Ack")}
+		if !closing {
+			c.p, c.msg = pendActive, s.aspActive()
+		}
+		return c
+	}
+	return nil
 }
 
 // audit sends DAUD for the peer's destinations once active (RFC 4666

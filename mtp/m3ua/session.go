@@ -54,8 +54,11 @@ type session struct {
 	dataOK    atomic.Bool // we accept DATA (the peer, or we, are ACTIVE in the role that carries it)
 	wasActive atomic.Bool
 
-	mu        sync.Mutex
-	local     State // our state toward the peer (active role)
+	mu    sync.Mutex
+	local State // our state toward the peer (active role)
+	// goal is where the active role heads after ASP Up Ack: ACTIVE, or
+	// INACTIVE when an unsolicited ASP Down Ack took down an inactive ASP.
+	goal      State
 	remote    State // the peer's state (passive role)
 	remoteRCs []uint32
 	reported  State
@@ -77,7 +80,7 @@ type session struct {
 }
 
 func newSession(e *Endpoint, c transport.Conn, dialed bool) *session {
-	s := &session{e: e, conn: c, dialed: dialed, streams: c.OutboundStreams(), done: make(chan struct{})}
+	s := &session{e: e, conn: c, dialed: dialed, streams: c.OutboundStreams(), goal: StateActive, done: make(chan struct{})}
 	switch e.cfg.Role {
 	case RoleASP:
 		s.active = true
