@@ -61,8 +61,11 @@ type session struct {
 	goal      State
 	remote    State // the peer's state (passive role)
 	remoteRCs []uint32
-	reported  State
-	pend      pending
+	// upID is the ASP Identifier of the peer's ASP Up (passive role).
+	upID     uint32
+	hasUpID  bool
+	reported State
+	pend     pending
 	// early holds DATA that arrived while our ASP Active awaited its Ack: the
 	// peer sent it after its Ack, but on another stream, so it may overtake
 	// the Ack. It is delivered, in order, once the Ack is in (nil: not holding).

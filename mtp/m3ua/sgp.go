@@ -62,6 +62,21 @@ func (s *session) handleAspUp(b []byte, m *messages.AspUp) {
 		return
 	}
 	a := s.peer.Load()
+	if cur := a.cur.Load(); cur != nil && cur != s {
+		if !cur.restartedBy(id, hasID) {
+			s.e.stats.RefusedTakeovers.Add(1)
+			s.e.stats.RefusedPeers.Add(1)
+			s.e.log.Warn().Str("peer", a.cfg.Name).Stringer("from", s.conn.RemoteAddr()).
+				Msg("m3ua: ASP Up on a second association refused: the current one is alive")
+			s.sendErrFor(b, ErrRefusedMgmtBlocking)
+			go s.refuseEnd("ASP Up refused: association in use")
+			return
+		}
+		s.e.log.Info().Str("peer", a.cfg.Name).Uint32("asp_id", id).Msg("m3ua: ASP restarted on a new association")
+	}
+	s.mu.Lock()
+	s.upID, s.hasUpID = id, hasID
+	s.mu.Unlock()
 	if a.cur.Load() != s {
 		a.attach(s)
 	}
@@ -90,6 +105,23 @@ func (s *session) handleAspUp(b []byte, m *messages.AspUp) {
 	if startOwn {
 		s.request(pendUp, s.aspUp())
 	}
+}
+
+// restartedBy says whether an ASP Up with this identifier, on another
+// association, is the ASP of s restarting, so the new association may replace
+// s although s has not failed. A live association is never handed to a
+// newcomer otherwise (it may be a stale or forged process at the peer's
+// address); a dead one has already been ended by the liveness rules (BEAT
+// timeout, SCTP failure) and is no longer current. Only an ASP Identifier
+// (RFC 4666 §3.5.1: unique among the ASPs of the AS) can say "same ASP": s
+// must have sent it too.
+func (s *session) restartedBy(id uint32, hasID bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return true
+	}
+	return hasID && s.hasUpID && s.upID == id
 }
 
 // refuseEnd closes a refused association after the ERR had time to leave.
