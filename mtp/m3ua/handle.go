@@ -12,6 +12,7 @@ import (
 // answer to an ERR) and the association stays up.
 func (s *session) handle(b []byte, stream uint16, ppid uint32) {
 	st := &s.e.stats
+	s.rx.Add(1)
 	st.BytesIn.Add(uint64(len(b)))
 	if ppid != transport.PPIDM3UA {
 		st.WrongPPID.Add(1)
@@ -63,7 +64,7 @@ func (s *session) handle(b []byte, stream uint16, ppid uint32) {
 	case *messages.Heartbeat:
 		_ = s.write(marshal(messages.NewHeartbeatAck(m.HeartbeatData)), stream)
 	case *messages.HeartbeatAck:
-		s.handleBeatAck(m)
+		// Nothing more to do: receiving it (any message) is the sign of life.
 	case *messages.AspActive:
 		s.handleAspActive(b, m)
 	case *messages.AspActiveAck:

@@ -53,6 +53,7 @@ type session struct {
 	trafficOK atomic.Bool // we may send DATA
 	dataOK    atomic.Bool // we accept DATA (the peer, or we, are ACTIVE in the role that carries it)
 	wasActive atomic.Bool
+	rx        atomic.Uint64 // messages received: a sign of life for the heartbeat
 
 	mu    sync.Mutex
 	local State // our state toward the peer (active role)
@@ -74,9 +75,9 @@ type session struct {
 	pendDone  chan struct{}
 	tackTimer Timer
 	beatTimer Timer
-	beatWait  Timer
 	beatSeq   uint32
-	beatOut   bool
+	rxSeen    uint64    // rx at the last heartbeat tick
+	heard     time.Time // when the peer was last heard from (to a tick)
 	ended     bool
 	done      chan struct{}
 	endOnce   sync.Once
@@ -234,12 +235,12 @@ func (s *session) end(reason string) {
 }
 
 func (s *session) stopTimersLocked() {
-	for _, t := range []Timer{s.tackTimer, s.beatTimer, s.beatWait} {
+	for _, t := range []Timer{s.tackTimer, s.beatTimer} {
 		if t != nil {
 			t.Stop()
 		}
 	}
-	s.tackTimer, s.beatTimer, s.beatWait = nil, nil, nil
+	s.tackTimer, s.beatTimer = nil, nil
 }
 
 // stop ends the association gracefully: ASP Inactive and ASP Down where we

@@ -31,6 +31,8 @@ type options struct {
 	logger        logging.LoggerFactory
 	onResolve     func(Kind, string)
 	accept        func(remote netip.AddrPort) bool
+	maxRetrans    int           // RFC 9260 Association.Max.Retrans (0: the stack's default)
+	rtoMax        time.Duration // RFC 9260 RTO.Max (0: the stack's default)
 }
 
 func buildOptions(opts []Option) *options {
@@ -82,6 +84,18 @@ func WithResolveHook(f func(k Kind, why string)) Option { return func(o *options
 // before any SCTP state is built for them (the INIT is silently dropped).
 func WithAcceptFilter(f func(remote netip.AddrPort) bool) Option {
 	return func(o *options) { o.accept = f }
+}
+
+// WithPathFailure bounds how long an unanswered association lives (RFC 9260
+// §8.1 and §15): after maxRetrans consecutive retransmissions without an
+// acknowledgement (Association.Max.Retrans) the association is declared
+// down, and no retransmission timeout grows beyond rtoMax (RTO.Max). Zero
+// keeps the stack's default. Kernel SCTP applies both (SCTP_ASSOCINFO,
+// SCTP_RTOINFO). pion/sctp v1.12 applies RTO.Max only: it retransmits DATA
+// without limit, so over udp and raw an association is declared down by
+// M3UA's heartbeat (BEAT) instead.
+func WithPathFailure(maxRetrans int, rtoMax time.Duration) Option {
+	return func(o *options) { o.maxRetrans, o.rtoMax = maxRetrans, rtoMax }
 }
 
 // quietLogger silences pion, which logs every unparsable packet at Warn.
