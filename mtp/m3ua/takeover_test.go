@@ -32,7 +32,7 @@ func TestSecondAssociationDoesNotReplaceALiveOne(t *testing.T) {
 		Peers: []Peer{{Name: "b", From: lo, DPCs: []mtp.PointCode{2}}}},
 		WithClock(clk), WithHeartbeat(time.Second, 2*time.Second))
 	up := marshal(messages.NewAspUp(nil, nil))
-	first := dialRaw(t, sg.Addr())
+	first := dialRaw(t, sg.Addr()).quiet()
 	upAndActive(first, up)
 	waitState(t, sg, "b", "active")
 
