@@ -1,6 +1,8 @@
 package m3ua
 
 import (
+	"slices"
+
 	"github.com/isupgw/isupgw/mtp"
 	"github.com/isupgw/isupgw/mtp/transport"
 	"github.com/wmnsk/go-m3ua/messages"
@@ -87,14 +89,21 @@ func (s *session) sendErrFor(orig []byte, code ErrorCode) {
 	s.sendErr(code, orig)
 }
 
-func (s *session) sendErr(code ErrorCode, orig []byte) {
+// sendErrRC is sendErrFor with the routing contexts the ERR is about
+// (RFC 4666 §3.8.1: "Invalid Routing Context" MUST carry the invalid ones).
+func (s *session) sendErrRC(orig []byte, code ErrorCode, rc *params.Param) {
+	if len(orig) >= 4 && orig[2] == classMGMT && orig[3] == messages.MsgTypeError {
+		return
+	}
+	s.sendErrWith(code, orig, rc)
+}
+
+func (s *session) sendErr(code ErrorCode, orig []byte) { s.sendErrWith(code, orig, nil) }
+
+func (s *session) sendErrWith(code ErrorCode, orig []byte, rc *params.Param) {
 	var diag *params.Param
 	if len(orig) > 0 {
 		diag = params.NewDiagnosticInformation(append([]byte(nil), orig[:min(len(orig), 40)]...))
-	}
-	var rc *params.Param
-	if code == ErrInvalidRC || code == ErrNoConfiguredAS {
-		rc = nil // the RC in question was not ours to echo
 	}
 	if s.write(marshal(messages.NewError(params.NewErrorCode(uint32(code)), rc, nil, nil, diag)), 0) == nil {
 		s.e.stats.errSent[code].Add(1)
@@ -181,9 +190,9 @@ func (s *session) deliverData(a *Association, b []byte) {
 		s.sendErrFor(b, ErrInvalidNA)
 		return
 	}
-	if d.HasRC && !a.knowsRC(d.RC) {
+	if d.HasRC && !s.acceptsRC(a, d.RC) {
 		s.e.stats.Malformed.Add(1)
-		s.sendErrFor(b, ErrInvalidRC)
+		s.sendErrRC(b, ErrInvalidRC, params.NewRoutingContext(d.RC))
 		return
 	}
 	s.e.stats.DataIn.Add(1)
@@ -195,16 +204,24 @@ func (s *session) deliverData(a *Association, b []byte) {
 	}
 }
 
+// knowsRC reports whether rc is one of the peer's configured routing contexts.
 func (a *Association) knowsRC(rc uint32) bool {
-	if len(a.cfg.RoutingContexts) == 0 {
-		return true // none configured: RC is not checked
+	return slices.Contains(a.cfg.RoutingContexts, rc)
+}
+
+// acceptsRC checks the routing context of received DATA. RFC 4666 §3.8.1: a
+// message with an invalid (unconfigured) routing context gets ERR "Invalid
+// Routing Context". With none configured (a single AS, RC optional in DATA,
+// §3.3.1) DATA without RC is fine, and an RC is valid only if the peer named
+// it for this association in its ASP Active Ack; any other is unconfigured,
+// not unchecked.
+func (s *session) acceptsRC(a *Association, rc uint32) bool {
+	if len(a.cfg.RoutingContexts) > 0 {
+		return a.knowsRC(rc)
 	}
-	for _, r := range a.cfg.RoutingContexts {
-		if r == rc {
-			return true
-		}
-	}
-	return false
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Contains(s.ackRCs, rc)
 }
 
 func (s *session) handleError(m *messages.Error) {
@@ -267,6 +284,7 @@ func (s *session) handleAck(b []byte, p pending) {
 		}
 	case pendActive:
 		s.local = StateActive
+		s.learnAckRCsLocked(b)
 	case pendInactive:
 		s.local = StateInactive
 	case pendDown:
@@ -282,6 +300,16 @@ func (s *session) handleAck(b []byte, p pending) {
 	case p == pendActive:
 		s.releaseEarly()
 		s.audit()
+	}
+}
+
+// learnAckRCs keeps the routing contexts an ASP Active Ack named, the ones
+// the peer will put in DATA when we configured none.
+func (s *session) learnAckRCsLocked(b []byte) {
+	if m, err := messages.ParseAspActiveAck(b); err == nil && m.RoutingContext != nil {
+		if rcs, ok := u32s(m.RoutingContext); ok && len(rcs) <= 64 {
+			s.ackRCs = rcs
+		}
 	}
 }
 

@@ -62,6 +62,7 @@ type session struct {
 	goal      State
 	remote    State // the peer's state (passive role)
 	remoteRCs []uint32
+	ackRCs    []uint32 // RCs named by the peer's ASP Active Ack (active role)
 	// upID is the ASP Identifier of the peer's ASP Up (passive role).
 	upID     uint32
 	hasUpID  bool

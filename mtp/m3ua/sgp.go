@@ -177,9 +177,9 @@ func (s *session) handleAspActive(b []byte, m *messages.AspActive) {
 			return
 		}
 		for _, rc := range rcs {
-			if len(a.cfg.RoutingContexts) == 0 || !a.knowsRC(rc) {
+			if !a.knowsRC(rc) {
 				s.e.stats.RefusedPeers.Add(1)
-				s.sendErrFor(b, ErrInvalidRC)
+				s.sendErrRC(b, ErrInvalidRC, m.RoutingContext)
 				return
 			}
 		}
