@@ -303,7 +303,7 @@ func (s *session) handleAck(b []byte, p pending) {
 	}
 }
 
-// learnAckRCs keeps the routing contexts an ASP Active Ack named, the ones
+// learnAckRCsLocked keeps the routing contexts an ASP Active Ack named, the ones
 // the peer will put in DATA when we configured none.
 func (s *session) learnAckRCsLocked(b []byte) {
 	if m, err := messages.ParseAspActiveAck(b); err == nil && m.RoutingContext != nil {

@@ -62,23 +62,17 @@ func (s *session) handleAspUp(b []byte, m *messages.AspUp) {
 		return
 	}
 	a := s.peer.Load()
-	if cur := a.cur.Load(); cur != nil && cur != s {
-		if !cur.restartedBy(id, hasID) {
-			s.e.stats.RefusedTakeovers.Add(1)
-			s.e.stats.RefusedPeers.Add(1)
-			s.e.log.Warn().Str("peer", a.cfg.Name).Stringer("from", s.conn.RemoteAddr()).
-				Msg("m3ua: ASP Up on a second association refused: the current one is alive")
-			s.sendErrFor(b, ErrRefusedMgmtBlocking)
-			go s.refuseEnd("ASP Up refused: association in use")
-			return
-		}
-		s.e.log.Info().Str("peer", a.cfg.Name).Uint32("asp_id", id).Msg("m3ua: ASP restarted on a new association")
-	}
 	s.mu.Lock()
 	s.upID, s.hasUpID = id, hasID
 	s.mu.Unlock()
-	if a.cur.Load() != s {
-		a.attach(s)
+	if !s.takeSlot(a, id, hasID) {
+		s.e.stats.RefusedTakeovers.Add(1)
+		s.e.stats.RefusedPeers.Add(1)
+		s.e.log.Warn().Str("peer", a.cfg.Name).Stringer("from", s.conn.RemoteAddr()).
+			Msg("m3ua: ASP Up on a second association refused: the current one is alive")
+		s.sendErrFor(b, ErrRefusedMgmtBlocking)
+		go s.refuseEnd("ASP Up refused: association in use")
+		return
 	}
 	s.mu.Lock()
 	wasActive := s.remote == StateActive
@@ -105,6 +99,29 @@ func (s *session) handleAspUp(b []byte, m *messages.AspUp) {
 	if startOwn {
 		s.request(pendUp, s.aspUp())
 	}
+}
+
+// takeSlot makes s the peer's current association unless another one is
+// alive and not being restarted by this ASP (see restartedBy). Two newcomers
+// at once: one wins the swap, the other then sees it alive.
+func (s *session) takeSlot(a *Association, id uint32, hasID bool) bool {
+	for range 3 {
+		cur := a.cur.Load()
+		if cur == s {
+			return true
+		}
+		if cur != nil && !cur.restartedBy(id, hasID) {
+			return false
+		}
+		if a.cur.CompareAndSwap(cur, s) {
+			if cur != nil {
+				s.e.log.Info().Str("peer", a.cfg.Name).Uint32("asp_id", id).Msg("m3ua: ASP restarted on a new association")
+				cur.end("replaced by a new association")
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // restartedBy says whether an ASP Up with this identifier, on another
