@@ -412,22 +412,31 @@ func (c *Controller) endACC(d *dest, why string) {
 		Data: map[string]any{"dpc": uint32(d.pc)}})
 }
 
-// T7Expired and Backward track IAMs that get no answer: enough failures in a
-// row take the destination out of service.
-func (c *Controller) T7Expired(pc mtp.PointCode) {
+// AttemptStarted, T7Expired and Backward track outgoing attempts (IAMs) that
+// get no answer: enough failures in a row, in the order the attempts were
+// made, take the destination out of service. attempt numbers the attempts in
+// the order they start (the stack's call IDs, which grow with each call).
+func (c *Controller) AttemptStarted(pc mtp.PointCode, attempt uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.destination(pc).attempts.start(attempt)
+}
+
+func (c *Controller) T7Expired(pc mtp.PointCode, attempt uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d := c.destination(pc)
-	d.t7Fails++
-	if n := c.cfg.Availability.T7Failures; n > 0 && d.t7Fails >= n {
-		c.outOfService(d, fmt.Sprintf("%d IAMs in a row without a backward message (T7)", d.t7Fails))
+	n := c.cfg.Availability.T7Failures
+	if k := d.attempts.fail(attempt, n); k > 0 && k >= n {
+		d.attempts.reset()
+		c.outOfService(d, fmt.Sprintf("%d IAMs in a row without a backward message (T7)", k))
 	}
 }
 
-func (c *Controller) Backward(pc mtp.PointCode) {
+func (c *Controller) Backward(pc mtp.PointCode, attempt uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.destination(pc).t7Fails = 0
+	c.destination(pc).attempts.answer(attempt)
 }
 
 // QueryUnanswered (T28 expired) takes the destination out of service;
@@ -459,13 +468,17 @@ func (c *Controller) outOfService(d *dest, reason string) {
 }
 
 func (c *Controller) backInService(d *dest, why string) {
-	d.oos, d.t7Fails = false, 0
+	d.oos = false
+	d.attempts.reset()
 	c.alarm(Alarm{Number: AlarmOutOfService, Severity: SeverityMajor, Cleared: true, Text: fmt.Sprintf("destination %d back in service: %s", d.pc, why),
 		Data: map[string]any{"dpc": uint32(d.pc)}})
 }
 
 // MTPEvent reacts to MTP status: congestion (SCON) per Q.764 §2.10, and pause
-// and resume for availability.
+// and resume for availability. An association that stops being active
+// (PeerState) takes the IAMs in flight on it along: their T7 expiries are not
+// counted against any destination (which destinations it carried is the
+// routing's business; a destination that really fails keeps failing).
 func (c *Controller) MTPEvent(e mtp.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -473,8 +486,16 @@ func (c *Controller) MTPEvent(e mtp.Event) {
 	switch x := e.(type) {
 	case mtp.Congestion:
 		c.mtpCongestion(c.destination(x.PC), x, now)
+	case mtp.PeerState:
+		if x.State != "active" {
+			for _, d := range c.dests {
+				d.attempts.lost()
+			}
+		}
 	case mtp.Pause:
-		c.outOfService(c.destination(x.PC), "MTP pause (destination unavailable)")
+		d := c.destination(x.PC)
+		d.attempts.lost()
+		c.outOfService(d, "MTP pause (destination unavailable)")
 	case mtp.Resume:
 		if d := c.destination(x.PC); d.oos {
 			c.backInService(d, "MTP resume")

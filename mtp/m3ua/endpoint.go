@@ -56,6 +56,7 @@ var (
 func New(cfg Config, opts ...Option) (*Endpoint, error) {
 	e := &Endpoint{
 		cfg: cfg, clock: realClock{}, tack: DefaultTack,
+		beatInterval: DefaultBeatInterval, beatTimeout: DefaultBeatTimeout,
 		backoffMin: DefaultBackoffMin, backoffMax: DefaultBackoffMax,
 		reroute: mtp.DefaultRerouteDelay, indQueue: DefaultQueue, evQueue: DefaultEventsQueue,
 		log: zerolog.Nop(), byName: map[string]*Association{}, sessions: map[*session]struct{}{},

@@ -219,7 +219,7 @@ func TestBeatTimeoutRestartsAssociation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := newRawPeer(t, c)
+	p := newRawPeer(t, c).quiet()
 	p.next(classASPSM, 1)
 	p.send(marshal(messages.NewAspUpAck(nil, nil)), 0)
 	p.next(classASPTM, 1)

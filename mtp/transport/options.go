@@ -35,6 +35,8 @@ type options struct {
 	maxAssocs, maxAssocsPerAddr int
 	cookieLife                  time.Duration
 	now                         func() time.Time // tests age cookies with it
+	maxRetrans                  int              // RFC 9260 Association.Max.Retrans (0: the stack's default)
+	rtoMax                      time.Duration    // RFC 9260 RTO.Max (0: the stack's default)
 }
 
 func buildOptions(opts []Option) *options {
@@ -112,6 +114,18 @@ func WithAssociationLimits(total, perAddr int) Option {
 
 // withClock ages State Cookies by now (tests).
 func withClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithPathFailure bounds how long an unanswered association lives (RFC 9260
+// §8.1 and §15): after maxRetrans consecutive retransmissions without an
+// acknowledgement (Association.Max.Retrans) the association is declared
+// down, and no retransmission timeout grows beyond rtoMax (RTO.Max). Zero
+// keeps the stack's default. Kernel SCTP applies both (SCTP_ASSOCINFO,
+// SCTP_RTOINFO). pion/sctp v1.12 applies RTO.Max only: it retransmits DATA
+// without limit, so over udp and raw an association is declared down by
+// M3UA's heartbeat (BEAT) instead.
+func WithPathFailure(maxRetrans int, rtoMax time.Duration) Option {
+	return func(o *options) { o.maxRetrans, o.rtoMax = maxRetrans, rtoMax }
+}
 
 // quietLogger silences pion, which logs every unparsable packet at Warn.
 type quietLogger struct{}

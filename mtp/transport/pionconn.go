@@ -56,7 +56,7 @@ type inbound struct {
 const inboundQueue = 256
 
 var pionOptions = func(o *options, wire *pionWire, name string) []sctp.AssociationOption {
-	return []sctp.AssociationOption{
+	opts := []sctp.AssociationOption{
 		sctp.WithNetConn(wire),
 		sctp.WithName(name),
 		sctp.WithLoggerFactory(o.logger),
@@ -64,6 +64,10 @@ var pionOptions = func(o *options, wire *pionWire, name string) []sctp.Associati
 		sctp.WithMaxReceiveBufferSize(uint32(o.socketBuffer)),
 		sctp.WithMaxMessageSize(o.maxMessage),
 	}
+	if o.rtoMax > 0 {
+		opts = append(opts, sctp.WithRTOMax(float64(o.rtoMax.Milliseconds())))
+	}
+	return opts
 }
 
 // newPionConn runs the SCTP handshake on wire as the client (Dial).
