@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -202,7 +203,12 @@ func (c *conn) reader() {
 	for {
 		line, tooLong, err := c.readLine()
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+			switch {
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				// Only the hello has a deadline (hello clears it).
+				s.log.Info("host connection closed: no hello in time", "conn", c.id, "remote", c.remote, "timeout", s.cfg.HelloTimeout)
+				c.fail("hello timeout")
+			case !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed):
 				c.fail("read error")
 			}
 			return
@@ -349,6 +355,7 @@ func (c *conn) hello(d decoded) bool {
 		return false
 	}
 	c.authed, c.app, c.incoming = true, d.app, d.incoming
+	c.nc.SetReadDeadline(time.Time{}) // the hello deadline no longer applies
 	s.hosts = append(s.hosts, c)
 	alarms := make([]Alarm, 0, len(s.alarms))
 	for _, a := range s.alarms {

@@ -53,6 +53,10 @@ type Config struct {
 	// MaxHosts limits the hosts connected at once (default 64); connections
 	// that have not said hello yet are limited to four times as many.
 	MaxHosts int
+	// HelloTimeout is how long a connection may take to complete its hello
+	// (default 5 s); one that has not by then is closed ("hello timeout"), so
+	// idle unauthenticated connections do not hold resources.
+	HelloTimeout time.Duration
 	// Rules decide which host is offered an incoming call; see Rule. None
 	// means one rule that matches every call: round robin over every host that
 	// subscribed with "incoming": true.
@@ -110,6 +114,10 @@ func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
 // call back into the server.
 func OnOverload(f func(maxLevel int)) Option { return func(s *Server) { s.onOverload = f } }
 
+// DefaultHelloTimeout is Config.HelloTimeout's default: a host says hello
+// right after it connects, so seconds are plenty even over a slow network.
+const DefaultHelloTimeout = 5 * time.Second
+
 // tagBase marks the stack request tags the server uses ("HS" in the top 16
 // bits), so that results of requests submitted by others are ignored.
 const tagBase = uint64(0x4853) << 48
@@ -165,6 +173,9 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	}
 	if cfg.MaxHosts <= 0 {
 		cfg.MaxHosts = 64
+	}
+	if cfg.HelloTimeout <= 0 {
+		cfg.HelloTimeout = DefaultHelloTimeout
 	}
 	if cfg.DisconnectCause == 0 {
 		cfg.DisconnectCause = isup.CauseTemporaryFailure
@@ -341,6 +352,8 @@ func (s *Server) accept(l net.Listener) {
 			continue
 		}
 		c := newConn(s, nc)
+		// The hello must come before this deadline; hello clears it.
+		nc.SetReadDeadline(time.Now().Add(s.cfg.HelloTimeout))
 		s.conns[c] = struct{}{}
 		s.wg.Add(2)
 		s.mu.Unlock()

@@ -189,14 +189,17 @@ type CodeYellow struct {
 
 // HostAPI is the socket API for host applications.
 type HostAPI struct {
-	TCP       string         `yaml:"tcp"`
-	Unix      string         `yaml:"unix"`
-	Token     string         `yaml:"token"`
-	TokenFile string         `yaml:"token_file"`
-	NoAuth    bool           `yaml:"no_auth"`
-	QueueSize int            `yaml:"queue_size"`
-	MaxHosts  int            `yaml:"max_hosts"`
-	Incoming  []IncomingRule `yaml:"incoming"`
+	TCP       string `yaml:"tcp"`
+	Unix      string `yaml:"unix"`
+	Token     string `yaml:"token"`
+	TokenFile string `yaml:"token_file"`
+	NoAuth    bool   `yaml:"no_auth"`
+	QueueSize int    `yaml:"queue_size"`
+	MaxHosts  int    `yaml:"max_hosts"`
+	// HelloTimeout closes a connection that has not completed its hello
+	// within it (default 5s).
+	HelloTimeout Duration       `yaml:"hello_timeout"`
+	Incoming     []IncomingRule `yaml:"incoming"`
 }
 
 // IncomingRule picks the hosts offered an incoming call.
@@ -562,7 +565,7 @@ func (v *validator) build(f *File) *Config {
 
 	// Host API.
 	h := host.Config{TCP: f.HostAPI.TCP, Unix: f.HostAPI.Unix, Token: f.HostAPI.Token, NoAuth: f.HostAPI.NoAuth,
-		QueueSize: f.HostAPI.QueueSize, MaxHosts: f.HostAPI.MaxHosts}
+		QueueSize: f.HostAPI.QueueSize, MaxHosts: f.HostAPI.MaxHosts, HelloTimeout: time.Duration(f.HostAPI.HelloTimeout)}
 	if f.HostAPI.TokenFile != "" {
 		b, err := os.ReadFile(f.HostAPI.TokenFile)
 		if err != nil {

@@ -80,6 +80,7 @@ host_api:
   tcp: 127.0.0.1:7701
   unix: /tmp/isupgw.sock
   token: secret
+  hello_timeout: 2s
   incoming:
     - {prefix: "49", route: b, app: ivr}
 metrics: 127.0.0.1:9701
@@ -116,7 +117,7 @@ func TestFullConfig(t *testing.T) {
 		!c.Availability.Ping || c.CodeYellow.Enabled || c.CodeYellow.Duration != 30*time.Minute || len(c.Constraints) != 1 || c.Constraints[0].BurstRate != 10 {
 		t.Fatalf("congestion %+v", c)
 	}
-	if cfg.Host.Token != "secret" || cfg.TokenGenerated || cfg.Host.Rules[0].Route != "b" || cfg.MetricsAddr != "127.0.0.1:9701" ||
+	if cfg.Host.Token != "secret" || cfg.TokenGenerated || cfg.Host.Rules[0].Route != "b" || cfg.Host.HelloTimeout != 2*time.Second || cfg.MetricsAddr != "127.0.0.1:9701" ||
 		cfg.CapturePath != "/tmp/x.pcap" || cfg.LogFormat != "console" || cfg.DumpDir != "/var/tmp" {
 		t.Fatalf("rest %+v", cfg)
 	}
