@@ -356,6 +356,7 @@ func (c *conn) hello(d decoded) bool {
 	}
 	c.authed, c.app, c.incoming = true, d.app, d.incoming
 	c.nc.SetReadDeadline(time.Time{}) // the hello deadline no longer applies
+	s.unwait(c)
 	s.hosts = append(s.hosts, c)
 	alarms := make([]Alarm, 0, len(s.alarms))
 	for _, a := range s.alarms {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/isupgw/isupgw/host"
 	"github.com/isupgw/isupgw/host/client"
+	"github.com/isupgw/isupgw/host/wire"
 )
 
 // waitClosed reads from r until the gateway closes it; the read deadline
@@ -47,4 +48,49 @@ func TestHelloTimeout(t *testing.T) {
 	if _, err := h.Status(ctx10(t)); err != nil {
 		t.Fatalf("host that said hello: %v", err)
 	}
+}
+
+// Connections that never say hello, many more than the pre-hello limit (and
+// than the old limit on all connections), do not keep a host from connecting
+// and placing a call: each newcomer closes the connection that has waited
+// longest for its hello.
+func TestIdleConnectionsDoNotLockOutHosts(t *testing.T) {
+	const limit, idle = 8, 40
+	a, b := startPair(t, pairOpts{hostA: host.Config{MaxHosts: 4, MaxPreHello: limit, HelloTimeout: time.Minute}})
+	callee := b.dial(t, "unix", client.Config{Incoming: true})
+	calleeRel := callee.answerer()
+	var conns []*rawConn
+	for i := range idle {
+		network := "tcp"
+		if i%2 == 1 {
+			network = "unix"
+		}
+		r := a.raw(t, network, nil)
+		// Its answer shows the gateway accepted it and still waits for a hello.
+		if m := r.roundTrip(`{"type":"status","seq":1}`); m.Status != wire.StatusNotAuthenticated {
+			t.Fatalf("idle connection %d: %+v", i, m)
+		}
+		conns = append(conns, r)
+	}
+	caller := a.dial(t, "tcp", client.Config{App: "real"})
+	s := caller.call(2, "4930123456")
+	if err := caller.Release(ctx10(t), s.Call, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if r := next[*client.Released](caller); r.Call != s.Call {
+		t.Fatalf("released: %+v", r)
+	}
+	<-calleeRel
+	// The oldest idle connections were closed, the newest are still open.
+	if err := conns[0].waitClosed(); !errors.Is(err, io.EOF) {
+		t.Errorf("oldest idle connection: %v, want EOF", err)
+	}
+	if m := conns[idle-1].roundTrip(`{"type":"status","seq":2}`); m.Status != wire.StatusNotAuthenticated {
+		t.Errorf("newest idle connection: %+v", m)
+	}
+	// idle+1 connections waited for a hello with room for limit of them.
+	if n := a.srv.Metrics().Disconnects["pre-hello limit"]; n != idle+1-limit {
+		t.Errorf("closed by the pre-hello limit: %d, want %d", n, idle+1-limit)
+	}
+	a.waitIdle(t)
 }

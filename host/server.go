@@ -24,6 +24,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,9 +51,15 @@ type Config struct {
 	// QueueSize is each host's send queue in lines (default 1024). A host whose
 	// queue is full is disconnected.
 	QueueSize int
-	// MaxHosts limits the hosts connected at once (default 64); connections
-	// that have not said hello yet are limited to four times as many.
+	// MaxHosts limits the hosts connected at once (default 64): a hello
+	// beyond it is refused with 0x011A and the connection closed.
 	MaxHosts int
+	// MaxPreHello limits the connections that have not completed their hello
+	// (default 64), apart from MaxHosts. A connection beyond it closes the one
+	// that has waited longest for its hello ("pre-hello limit"), so idle
+	// unauthenticated connections can hold neither a host's place nor
+	// memory, and a host that says hello promptly always gets in.
+	MaxPreHello int
 	// HelloTimeout is how long a connection may take to complete its hello
 	// (default 5 s); one that has not by then is closed ("hello timeout"), so
 	// idle unauthenticated connections do not hold resources.
@@ -136,6 +143,8 @@ type Server struct {
 	mu        sync.Mutex
 	conns     map[*conn]struct{} // every open connection
 	hosts     []*conn            // authenticated, in hello order (round robin)
+	waiting   []*conn            // not yet authenticated, oldest first
+	evictLog  time.Time          // when a pre-hello eviction was last logged
 	calls     map[stack.CallID]*conn
 	pending   map[uint64]pending
 	rr        []uint64
@@ -173,6 +182,9 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	}
 	if cfg.MaxHosts <= 0 {
 		cfg.MaxHosts = 64
+	}
+	if cfg.MaxPreHello <= 0 {
+		cfg.MaxPreHello = 64
 	}
 	if cfg.HelloTimeout <= 0 {
 		cfg.HelloTimeout = DefaultHelloTimeout
@@ -343,25 +355,45 @@ func (s *Server) accept(l net.Listener) {
 			nc.Close()
 			return
 		}
-		if len(s.conns) >= 4*s.cfg.MaxHosts {
-			// Connections that never say hello must not pile up either.
-			s.mu.Unlock()
-			nc.Close()
-			s.metrics.disconnects.add("too many connections")
-			s.log.Warn("host connection refused: too many open connections", "limit", 4*s.cfg.MaxHosts)
-			continue
+		// Make room among the connections waiting for their hello by closing
+		// the one that has waited longest: refusing the newcomer instead
+		// would let whoever holds the places keep every host out.
+		var evicted *conn
+		if len(s.waiting) >= s.cfg.MaxPreHello {
+			evicted = s.waiting[0]
+			s.waiting = slices.Delete(s.waiting, 0, 1)
+		}
+		logEviction := evicted != nil && time.Since(s.evictLog) >= time.Second
+		if logEviction {
+			s.evictLog = time.Now()
 		}
 		c := newConn(s, nc)
+		s.waiting = append(s.waiting, c)
 		// The hello must come before this deadline; hello clears it.
 		nc.SetReadDeadline(time.Now().Add(s.cfg.HelloTimeout))
 		s.conns[c] = struct{}{}
 		s.wg.Add(2)
 		s.mu.Unlock()
+		if evicted != nil {
+			evicted.fail("pre-hello limit")
+			if logEviction { // at most once a second: a connection flood must not flood the log
+				s.log.Warn("host connections without hello at their limit: closing the oldest", "limit", s.cfg.MaxPreHello,
+					"closed_so_far", s.metrics.Snapshot().Disconnects["pre-hello limit"])
+			}
+		}
 		s.metrics.ConnectionsAccepted.Add(1)
 		s.metrics.ConnectionsOpen.Add(1)
 		s.log.Info("host connected", "conn", c.id, "remote", c.remote)
 		go func() { defer s.wg.Done(); c.writer() }()
 		go func() { defer s.wg.Done(); c.reader() }()
+	}
+}
+
+// unwait takes c off the list of connections waiting for their hello (s.mu
+// held).
+func (s *Server) unwait(c *conn) {
+	if i := slices.Index(s.waiting, c); i >= 0 {
+		s.waiting = slices.Delete(s.waiting, i, i+1)
 	}
 }
 
@@ -374,6 +406,7 @@ func (s *Server) remove(c *conn) {
 	s.mu.Lock()
 	c.removed = true
 	delete(s.conns, c)
+	s.unwait(c)
 	for i, h := range s.hosts {
 		if h == c {
 			s.hosts = append(s.hosts[:i:i], s.hosts[i+1:]...)

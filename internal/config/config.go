@@ -198,8 +198,11 @@ type HostAPI struct {
 	MaxHosts  int    `yaml:"max_hosts"`
 	// HelloTimeout closes a connection that has not completed its hello
 	// within it (default 5s).
-	HelloTimeout Duration       `yaml:"hello_timeout"`
-	Incoming     []IncomingRule `yaml:"incoming"`
+	HelloTimeout Duration `yaml:"hello_timeout"`
+	// MaxPreHello limits the connections that have not completed their hello
+	// (default 64); beyond it the one that has waited longest is closed.
+	MaxPreHello int            `yaml:"max_pre_hello"`
+	Incoming    []IncomingRule `yaml:"incoming"`
 }
 
 // IncomingRule picks the hosts offered an incoming call.
@@ -565,7 +568,8 @@ func (v *validator) build(f *File) *Config {
 
 	// Host API.
 	h := host.Config{TCP: f.HostAPI.TCP, Unix: f.HostAPI.Unix, Token: f.HostAPI.Token, NoAuth: f.HostAPI.NoAuth,
-		QueueSize: f.HostAPI.QueueSize, MaxHosts: f.HostAPI.MaxHosts, HelloTimeout: time.Duration(f.HostAPI.HelloTimeout)}
+		QueueSize: f.HostAPI.QueueSize, MaxHosts: f.HostAPI.MaxHosts, HelloTimeout: time.Duration(f.HostAPI.HelloTimeout),
+		MaxPreHello: f.HostAPI.MaxPreHello}
 	if f.HostAPI.TokenFile != "" {
 		b, err := os.ReadFile(f.HostAPI.TokenFile)
 		if err != nil {
