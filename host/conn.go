@@ -25,7 +25,7 @@ type conn struct {
 	br     *bufio.Reader
 	buf    []byte
 
-	out        chan []byte // nil entry: flush, then close (after a fatal nak)
+	out        *sendQueue
 	closed     chan struct{}
 	closeOnce  sync.Once
 	why        string
@@ -51,7 +51,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 	return &conn{
 		s: s, nc: nc, id: s.ids.Add(1), remote: remote,
 		br:  bufio.NewReaderSize(nc, 16<<10),
-		out: make(chan []byte, s.cfg.QueueSize), closed: make(chan struct{}), writerDone: make(chan struct{}),
+		out: newSendQueue(s.cfg.QueueSize), closed: make(chan struct{}), writerDone: make(chan struct{}),
 		calls: map[stack.CallID]struct{}{},
 	}
 }
@@ -84,51 +84,52 @@ func (c *conn) send(typ string, line []byte) bool {
 		return false
 	default:
 	}
-	select {
-	case c.out <- line:
+	if c.out.push(line) {
 		c.s.metrics.MessagesSent.Add(1)
 		c.s.metrics.events.add(typ)
 		return true
-	default:
-		c.s.metrics.QueueDrops.Add(1)
-		c.s.log.Warn("host send queue full: disconnecting", "conn", c.id, "app", c.app, "queue", cap(c.out))
-		c.fail("send queue full")
-		return false
 	}
+	c.s.metrics.QueueDrops.Add(1)
+	c.s.log.Warn("host send queue full: disconnecting", "conn", c.id, "app", c.app, "queue", c.s.cfg.QueueSize)
+	c.fail("send queue full")
+	return false
 }
 
 func (c *conn) writer() {
 	defer close(c.writerDone)
-	bw := bufio.NewWriterSize(c.nc, 32<<10)
 	for {
-		var line []byte
 		select {
 		case <-c.closed:
 			return
-		case line = <-c.out:
+		case <-c.out.wake:
 		}
-		for {
-			if line == nil { // flush and close
-				bw.Flush()
-				c.fail(c.pendingClose())
-				return
-			}
-			if _, err := bw.Write(line); err != nil {
-				c.fail("write error")
-				return
-			}
-			select {
-			case line = <-c.out:
-				continue
-			default:
-			}
-			break
-		}
-		if err := bw.Flush(); err != nil {
+		batch, closing := c.out.take()
+		if len(batch) > 0 && !c.write(batch) {
 			c.fail("write error")
 			return
 		}
+		c.out.recycle(batch)
+		if closing {
+			c.fail(c.pendingClose())
+			return
+		}
 	}
+}
+
+// write sends a batch of lines through a buffer borrowed for the purpose.
+func (c *conn) write(batch [][]byte) bool {
+	bw := writers.Get().(*bufio.Writer)
+	bw.Reset(c.nc)
+	defer func() {
+		bw.Reset(nil)
+		writers.Put(bw)
+	}()
+	for _, line := range batch {
+		if _, err := bw.Write(line); err != nil {
+			return false
+		}
+	}
+	return bw.Flush() == nil
 }
 
 // closeAfter queues a fatal nak and then the order to close, and waits until
@@ -138,11 +139,7 @@ func (c *conn) closeAfter(line []byte, reason string) {
 	c.closeReason = reason
 	c.s.mu.Unlock()
 	if c.send(wire.TypeNak, line) {
-		select {
-		case c.out <- nil:
-		default:
-			c.fail(reason)
-		}
+		c.out.closeAfterQueued()
 	}
 	select {
 	case <-c.writerDone:

@@ -1,8 +1,13 @@
 package host_test
 
 import (
+	"bufio"
 	"errors"
 	"io"
+	"net"
+	"runtime"
+	"runtime/metrics"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,4 +98,51 @@ func TestIdleConnectionsDoNotLockOutHosts(t *testing.T) {
 		t.Errorf("closed by the pre-hello limit: %d, want %d", n, idle+1-limit)
 	}
 	a.waitIdle(t)
+}
+
+// heapInUse is the memory of live heap objects and goroutine stacks after a
+// collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64() + s[1].Value.Uint64()
+}
+
+// 256 connections that never say hello, with a 65536-line send queue per
+// host, cost bounded memory: send queues hold only what is queued. Each
+// connection is sent one nak (so its queue and writer have been used).
+func TestIdleConnectionsMemory(t *testing.T) {
+	const idle = 256
+	a, _ := startPair(t, pairOpts{hostA: host.Config{QueueSize: 65536, MaxPreHello: idle, HelloTimeout: time.Minute}})
+	before := heapInUse()
+	var conns []net.Conn
+	for i := range idle {
+		nc, err := net.Dial("tcp", a.tcp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		if _, err := io.WriteString(nc, `{"type":"status","seq":1}`+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+		line, err := bufio.NewReaderSize(nc, 512).ReadString('\n')
+		if err != nil || !strings.Contains(line, `"not_authenticated"`) {
+			t.Fatalf("connection %d: %q %v", i, line, err)
+		}
+		conns = append(conns, nc)
+	}
+	after := heapInUse()
+	if n := a.srv.Metrics().ConnectionsOpen; n != idle {
+		t.Fatalf("%d connections open, want %d", n, idle)
+	}
+	per := (int64(after) - int64(before)) / idle
+	t.Logf("heap and stacks: %d KiB before, %d KiB with %d idle connections (%d B each)", before>>10, after>>10, idle, per)
+	// The reader's 16 KiB buffer, two goroutines and the bookkeeping: well
+	// under 64 KiB; a queue allocated whole would be 1.5 MiB.
+	if per > 64<<10 {
+		t.Errorf("%d B per idle connection, want at most 64 KiB", per)
+	}
+	runtime.KeepAlive(conns)
 }
