@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -39,6 +40,11 @@ type conn struct {
 	// closeReason is the reason of a close ordered after a fatal nak.
 	closeReason string
 	calls       map[stack.CallID]struct{}
+	// pending counts this host's requests submitted and not yet answered
+	// (its share of the stack's queue, see Config.MaxPending); drained is
+	// signalled when one is answered.
+	pending int
+	drained chan struct{}
 	// Under s.ovMu.
 	overload int
 }
@@ -52,7 +58,47 @@ func newConn(s *Server, nc net.Conn) *conn {
 		s: s, nc: nc, id: s.ids.Add(1), remote: remote,
 		br:  bufio.NewReaderSize(nc, 16<<10),
 		out: newSendQueue(s.cfg.QueueSize), closed: make(chan struct{}), writerDone: make(chan struct{}),
-		calls: map[stack.CallID]struct{}{},
+		calls: map[stack.CallID]struct{}{}, drained: make(chan struct{}, 1),
+	}
+}
+
+// answered counts one of the host's requests answered (s.mu held).
+func (c *conn) answered() {
+	c.pending--
+	select {
+	case c.drained <- struct{}{}:
+	default:
+	}
+}
+
+// waitShare holds the reader while the host has limit requests waiting:
+// back-pressure on this host alone. False means the connection ended.
+func (c *conn) waitShare(limit int) bool {
+	for {
+		c.s.mu.Lock()
+		n := c.pending
+		c.s.mu.Unlock()
+		if n < limit {
+			return true
+		}
+		select {
+		case <-c.drained:
+		case <-c.closed:
+			return false
+		}
+	}
+}
+
+// submit hands one of the host's requests (registered as pending under tag)
+// to the stack, and forgets it if the stack never took it.
+func (c *conn) submit(r stack.Request, tag uint64) {
+	if err := c.s.submit(r); err != nil {
+		c.s.mu.Lock()
+		if _, ok := c.s.pending[tag]; ok {
+			delete(c.s.pending, tag)
+			c.answered()
+		}
+		c.s.mu.Unlock()
 	}
 }
 
@@ -275,22 +321,42 @@ func (c *conn) handle(line []byte) bool {
 		o := d.req.(stack.Outseize)
 		o.Tag = tag
 		s.mu.Lock()
-		s.pending[tag] = pending{c: c, seq: seq, typ: d.typ}
+		n := c.pending
+		if n < s.cfg.MaxPending {
+			s.pending[tag] = pending{c: c, seq: seq, typ: d.typ}
+			c.pending++
+		}
 		s.mu.Unlock()
-		s.submit(o)
+		if n >= s.cfg.MaxPending {
+			// Refused before the shared queue: the excess costs this host,
+			// not the delay every host's calls are admitted by.
+			s.metrics.ShareRefused.Add(1)
+			c.nak(d.seq, wire.StatusOutboundCongestion, fmt.Sprintf("this host has %d requests waiting in the gateway, its share: try later", n), 0)
+			// Then read on only once it has room again: refusing as fast as
+			// the host can write would take the CPU the loop needs, so a
+			// flooder gets one refusal per request of its answered.
+			return c.waitShare(s.cfg.MaxPending)
+		}
+		c.submit(o, tag)
 	default: // alert, progress, answer, release: the call must be this host's
+		// These finish calls already admitted: not refused, but a host
+		// cannot queue more than its share of them either.
+		if !c.waitShare(2 * s.cfg.MaxPending) {
+			return false
+		}
 		tag := s.newTag()
 		s.mu.Lock()
 		owner := s.calls[d.call]
 		if owner == c {
 			s.pending[tag] = pending{c: c, seq: seq, typ: d.typ}
+			c.pending++
 		}
 		s.mu.Unlock()
 		if owner != c {
 			c.nak(d.seq, wire.StatusUnknownCall, "no call with that handle belongs to this host", uint64(d.call))
 			return true
 		}
-		s.submit(withTag(d.req, tag))
+		c.submit(withTag(d.req, tag), tag)
 	}
 	return true
 }
@@ -376,6 +442,7 @@ func (c *conn) status() map[string]any {
 	s := c.s
 	s.mu.Lock()
 	own := len(c.calls)
+	waiting := c.pending
 	total := len(s.calls)
 	hosts := len(s.hosts)
 	alarms := make([]map[string]any, 0, len(s.alarms))
@@ -388,7 +455,7 @@ func (c *conn) status() map[string]any {
 	s.ovMu.Unlock()
 	data := map[string]any{
 		"version": wire.Version, "host": c.id, "app": c.app, "hosts": hosts,
-		"calls": own, "calls_total": total, "overload": ownLevel, "overload_max": max, "alarms": alarms,
+		"calls": own, "pending": waiting, "max_pending": s.cfg.MaxPending, "calls_total": total, "overload": ownLevel, "overload_max": max, "alarms": alarms,
 	}
 	if ref := s.stack.Load(); ref != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -60,6 +60,14 @@ type Config struct {
 	// unauthenticated connections can hold neither a host's place nor
 	// memory, and a host that says hello promptly always gets in.
 	MaxPreHello int
+	// MaxPending is each host's share of the stack's outbound queue: how many
+	// of its requests may wait in the gateway (submitted, not yet answered) at
+	// once (default 256). An outseize beyond it is refused at once with 0x0C
+	// and never enters the shared queue; another request beyond twice as many
+	// waits (the host's own reader stops) until its earlier ones are answered.
+	// So one flooding host cannot fill the queue whose delay decides
+	// congestion for every host.
+	MaxPending int
 	// HelloTimeout is how long a connection may take to complete its hello
 	// (default 5 s); one that has not by then is closed ("hello timeout"), so
 	// idle unauthenticated connections do not hold resources.
@@ -125,6 +133,12 @@ func OnOverload(f func(maxLevel int)) Option { return func(s *Server) { s.onOver
 // right after it connects, so seconds are plenty even over a slow network.
 const DefaultHelloTimeout = 5 * time.Second
 
+// DefaultMaxPending is Config.MaxPending's default. A host's requests wait
+// behind at most this many of another's, a few milliseconds of the loop's
+// work; a host that places tens of thousands of calls a second has a few
+// hundred waiting only when the gateway is already falling behind.
+const DefaultMaxPending = 256
+
 // tagBase marks the stack request tags the server uses ("HS" in the top 16
 // bits), so that results of requests submitted by others are ignored.
 const tagBase = uint64(0x4853) << 48
@@ -183,6 +197,9 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	if cfg.MaxHosts <= 0 {
 		cfg.MaxHosts = 64
 	}
+	if cfg.MaxPending <= 0 {
+		cfg.MaxPending = DefaultMaxPending
+	}
 	if cfg.MaxPreHello <= 0 {
 		cfg.MaxPreHello = 64
 	}
@@ -224,10 +241,11 @@ func (s *Server) Attach(st Stack) { s.stack.Store(&stackRef{st}) }
 
 // submit hands a request to the stack; it gives up when the server stops, so
 // a stopped stack cannot hold a connection's reader.
-func (s *Server) submit(r stack.Request) {
+func (s *Server) submit(r stack.Request) error {
 	if ref := s.stack.Load(); ref != nil {
-		_ = ref.s.SubmitContext(s.runCtx(), r)
+		return ref.s.SubmitContext(s.runCtx(), r)
 	}
+	return errors.New("host: no stack attached")
 }
 
 func (s *Server) runCtx() context.Context {
@@ -564,6 +582,7 @@ func (s *Server) onResult(r stack.Result) {
 		return // a request of ours with no host waiting (a release on disconnect), or not ours
 	}
 	delete(s.pending, r.Tag)
+	p.c.answered()
 	if p.c.removed {
 		s.mu.Unlock()
 		if r.Status == stack.StatusOK && p.typ == wire.TypeOutseize {

@@ -201,8 +201,11 @@ type HostAPI struct {
 	HelloTimeout Duration `yaml:"hello_timeout"`
 	// MaxPreHello limits the connections that have not completed their hello
 	// (default 64); beyond it the one that has waited longest is closed.
-	MaxPreHello int            `yaml:"max_pre_hello"`
-	Incoming    []IncomingRule `yaml:"incoming"`
+	MaxPreHello int `yaml:"max_pre_hello"`
+	// MaxPending is each host's share of the stack's outbound queue (default
+	// 256); beyond it the host's outseizes are refused with 0x0C.
+	MaxPending int            `yaml:"max_pending"`
+	Incoming   []IncomingRule `yaml:"incoming"`
 }
 
 // IncomingRule picks the hosts offered an incoming call.
@@ -569,7 +572,7 @@ func (v *validator) build(f *File) *Config {
 	// Host API.
 	h := host.Config{TCP: f.HostAPI.TCP, Unix: f.HostAPI.Unix, Token: f.HostAPI.Token, NoAuth: f.HostAPI.NoAuth,
 		QueueSize: f.HostAPI.QueueSize, MaxHosts: f.HostAPI.MaxHosts, HelloTimeout: time.Duration(f.HostAPI.HelloTimeout),
-		MaxPreHello: f.HostAPI.MaxPreHello}
+		MaxPreHello: f.HostAPI.MaxPreHello, MaxPending: f.HostAPI.MaxPending}
 	if f.HostAPI.TokenFile != "" {
 		b, err := os.ReadFile(f.HostAPI.TokenFile)
 		if err != nil {

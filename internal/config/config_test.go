@@ -82,6 +82,7 @@ host_api:
   token: secret
   hello_timeout: 2s
   max_pre_hello: 16
+  max_pending: 100
   incoming:
     - {prefix: "49", route: b, app: ivr}
 metrics: 127.0.0.1:9701
@@ -118,7 +119,7 @@ func TestFullConfig(t *testing.T) {
 		!c.Availability.Ping || c.CodeYellow.Enabled || c.CodeYellow.Duration != 30*time.Minute || len(c.Constraints) != 1 || c.Constraints[0].BurstRate != 10 {
 		t.Fatalf("congestion %+v", c)
 	}
-	if cfg.Host.Token != "secret" || cfg.TokenGenerated || cfg.Host.Rules[0].Route != "b" || cfg.Host.HelloTimeout != 2*time.Second || cfg.Host.MaxPreHello != 16 || cfg.MetricsAddr != "127.0.0.1:9701" ||
+	if cfg.Host.Token != "secret" || cfg.TokenGenerated || cfg.Host.Rules[0].Route != "b" || cfg.Host.HelloTimeout != 2*time.Second || cfg.Host.MaxPreHello != 16 || cfg.Host.MaxPending != 100 || cfg.MetricsAddr != "127.0.0.1:9701" ||
 		cfg.CapturePath != "/tmp/x.pcap" || cfg.LogFormat != "console" || cfg.DumpDir != "/var/tmp" {
 		t.Fatalf("rest %+v", cfg)
 	}
