@@ -204,8 +204,13 @@ type HostAPI struct {
 	MaxPreHello int `yaml:"max_pre_hello"`
 	// MaxPending is each host's share of the stack's outbound queue (default
 	// 256); beyond it the host's outseizes are refused with 0x0C.
-	MaxPending int            `yaml:"max_pending"`
-	Incoming   []IncomingRule `yaml:"incoming"`
+	MaxPending int `yaml:"max_pending"`
+	// GeneratedTokenFile is where the token generated when neither token nor
+	// token_file is set is written (mode 0600; it is never logged). Default:
+	// host-token in a new private directory under $XDG_RUNTIME_DIR or the
+	// temporary directory; the log names it.
+	GeneratedTokenFile string         `yaml:"generated_token_file"`
+	Incoming           []IncomingRule `yaml:"incoming"`
 }
 
 // IncomingRule picks the hosts offered an incoming call.
@@ -239,8 +244,10 @@ type Config struct {
 	LogLevel     string
 	LogFormat    string
 	// TokenGenerated is set when auth is on and no token was configured: Load
-	// made a random one for this run.
-	TokenGenerated bool
+	// made a random one for this run, which the binary writes to
+	// GeneratedTokenFile (never to the log).
+	TokenGenerated     bool
+	GeneratedTokenFile string
 }
 
 // Load reads a configuration file ("" for the embedded default).
@@ -583,6 +590,7 @@ func (v *validator) build(f *File) *Config {
 	if h.Token == "" && !h.NoAuth {
 		h.Token = randomToken()
 		cfg.TokenGenerated = true
+		cfg.GeneratedTokenFile = f.HostAPI.GeneratedTokenFile
 	}
 	for i, r := range f.HostAPI.Incoming {
 		path := fmt.Sprintf("host_api.incoming[%d]", i)
