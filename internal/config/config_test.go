@@ -254,6 +254,14 @@ func TestReferenceExample(t *testing.T) {
 	if len(cfg.Gateway.Stack.Groups) != 2 || len(cfg.Congestion.Constraints) != 1 || len(cfg.Host.Rules) != 2 {
 		t.Fatalf("reference example read as %+v", cfg)
 	}
+	// It binds loopback only, as the defaults do; its comments say how to
+	// expose each part.
+	for what, addr := range map[string]string{"m3ua.listen": cfg.Gateway.M3UA.Listen.Addr().String(),
+		"host_api.tcp": cfg.Host.TCP, "metrics": cfg.MetricsAddr} {
+		if !strings.HasPrefix(addr, "127.0.0.1") {
+			t.Errorf("the reference example binds %s to %s, want loopback", what, addr)
+		}
+	}
 }
 
 // TestLocalAddress: m3ua.local makes dialed associations start from a fixed
