@@ -40,9 +40,10 @@ type conn struct {
 	// closeReason is the reason of a close ordered after a fatal nak.
 	closeReason string
 	calls       map[stack.CallID]struct{}
-	// pending counts this host's requests submitted and not yet answered
-	// (its share of the stack's queue, see Config.MaxPending); drained is
-	// signalled when one is answered.
+	// pending counts this host's requests submitted whose answer has not
+	// yet been written to it (its share, see Config.MaxPending): counting
+	// until the answer is written keeps a host's own answers from filling
+	// its send queue too. drained is signalled when answers are written.
 	pending int
 	drained chan struct{}
 	// Under s.ovMu.
@@ -62,9 +63,9 @@ func newConn(s *Server, nc net.Conn) *conn {
 	}
 }
 
-// answered counts one of the host's requests answered (s.mu held).
-func (c *conn) answered() {
-	c.pending--
+// answered counts n of the host's requests answered (s.mu held).
+func (c *conn) answered(n int) {
+	c.pending -= n
 	select {
 	case c.drained <- struct{}{}:
 	default:
@@ -96,7 +97,7 @@ func (c *conn) submit(r stack.Request, tag uint64) {
 		c.s.mu.Lock()
 		if _, ok := c.s.pending[tag]; ok {
 			delete(c.s.pending, tag)
-			c.answered()
+			c.answered(1)
 		}
 		c.s.mu.Unlock()
 	}
@@ -124,13 +125,19 @@ func (c *conn) reason() string {
 
 // send queues a line without waiting. A full queue disconnects the host: its
 // reader goroutine then releases its calls.
-func (c *conn) send(typ string, line []byte) bool {
+func (c *conn) send(typ string, line []byte) bool { return c.enqueue(typ, line, false) }
+
+// sendAnswer queues the ack or nak of a pending request: once the writer has
+// written it, the request leaves the host's share.
+func (c *conn) sendAnswer(typ string, line []byte) bool { return c.enqueue(typ, line, true) }
+
+func (c *conn) enqueue(typ string, line []byte, answer bool) bool {
 	select {
 	case <-c.closed:
 		return false
 	default:
 	}
-	if c.out.push(line) {
+	if c.out.push(line, answer) {
 		c.s.metrics.MessagesSent.Add(1)
 		c.s.metrics.events.add(typ)
 		return true
@@ -149,12 +156,17 @@ func (c *conn) writer() {
 			return
 		case <-c.out.wake:
 		}
-		batch, closing := c.out.take()
+		batch, answers, closing := c.out.take()
 		if len(batch) > 0 && !c.write(batch) {
 			c.fail("write error")
 			return
 		}
 		c.out.recycle(batch)
+		if answers > 0 {
+			c.s.mu.Lock()
+			c.answered(answers)
+			c.s.mu.Unlock()
+		}
 		if closing {
 			c.fail(c.pendingClose())
 			return
@@ -332,10 +344,11 @@ func (c *conn) handle(line []byte) bool {
 			// not the delay every host's calls are admitted by.
 			s.metrics.ShareRefused.Add(1)
 			c.nak(d.seq, wire.StatusOutboundCongestion, fmt.Sprintf("this host has %d requests waiting in the gateway, its share: try later", n), 0)
-			// Then read on only once it has room again: refusing as fast as
-			// the host can write would take the CPU the loop needs, so a
-			// flooder gets one refusal per request of its answered.
-			return c.waitShare(s.cfg.MaxPending)
+			// Then read on only once half its share is answered: refusing
+			// as fast as the host can write would take the CPU the loop
+			// needs, and waking for every answer would cost nearly as
+			// much. A flooder is slowed to the rate it is answered at.
+			return c.waitShare(max(1, s.cfg.MaxPending/2))
 		}
 		c.submit(o, tag)
 	default: // alert, progress, answer, release: the call must be this host's

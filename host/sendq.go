@@ -14,6 +14,8 @@ type sendQueue struct {
 	lines [][]byte
 	spare [][]byte // the array of the writer's last batch, for reuse
 	limit int
+	// answers counts the lines queued that answer a pending request.
+	answers int
 	// closing asks the writer to send what is queued and then close the
 	// connection (after a fatal nak).
 	closing bool
@@ -28,14 +30,18 @@ func newSendQueue(limit int) *sendQueue {
 	return &sendQueue{limit: limit, wake: make(chan struct{}, 1)}
 }
 
-// push queues a line without waiting; false means the queue is full.
-func (q *sendQueue) push(line []byte) bool {
+// push queues a line without waiting (answer: it answers a pending
+// request); false means the queue is full.
+func (q *sendQueue) push(line []byte, answer bool) bool {
 	q.mu.Lock()
 	if len(q.lines) >= q.limit {
 		q.mu.Unlock()
 		return false
 	}
 	q.lines = append(q.lines, line)
+	if answer {
+		q.answers++
+	}
 	first := len(q.lines) == 1
 	q.mu.Unlock()
 	if first { // the writer takes everything at once: only the first needs waking
@@ -59,13 +65,15 @@ func (q *sendQueue) signal() {
 	}
 }
 
-// take hands the writer everything queued, and whether to close after it.
-func (q *sendQueue) take() (batch [][]byte, closing bool) {
+// take hands the writer everything queued, how many of the lines answer
+// pending requests, and whether to close after it.
+func (q *sendQueue) take() (batch [][]byte, answers int, closing bool) {
 	q.mu.Lock()
 	batch, q.lines, q.spare = q.lines, q.spare, nil
+	answers, q.answers = q.answers, 0
 	closing = q.closing
 	q.mu.Unlock()
-	return batch, closing
+	return batch, answers, closing
 }
 
 // recycle gives back a sent batch's array.

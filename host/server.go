@@ -61,12 +61,13 @@ type Config struct {
 	// memory, and a host that says hello promptly always gets in.
 	MaxPreHello int
 	// MaxPending is each host's share of the stack's outbound queue: how many
-	// of its requests may wait in the gateway (submitted, not yet answered) at
-	// once (default 256). An outseize beyond it is refused at once with 0x0C
-	// and never enters the shared queue; another request beyond twice as many
-	// waits (the host's own reader stops) until its earlier ones are answered.
-	// So one flooding host cannot fill the queue whose delay decides
-	// congestion for every host.
+	// of its requests may wait in the gateway (submitted, answer not yet
+	// written to it) at once (default 256). An outseize beyond it is refused
+	// at once with 0x0C and never enters the shared queue, and the host's
+	// next line is read once half its share is answered; another request
+	// beyond twice as many waits (the host's own reader stops) until its
+	// earlier ones are answered. So one flooding host cannot fill the queue
+	// whose delay decides congestion for every host.
 	MaxPending int
 	// HelloTimeout is how long a connection may take to complete its hello
 	// (default 5 s); one that has not by then is closed ("hello timeout"), so
@@ -582,7 +583,6 @@ func (s *Server) onResult(r stack.Result) {
 		return // a request of ours with no host waiting (a release on disconnect), or not ours
 	}
 	delete(s.pending, r.Tag)
-	p.c.answered()
 	if p.c.removed {
 		s.mu.Unlock()
 		if r.Status == stack.StatusOK && p.typ == wire.TypeOutseize {
@@ -598,7 +598,7 @@ func (s *Server) onResult(r stack.Result) {
 	}
 	s.mu.Unlock()
 	if r.Status == stack.StatusOK {
-		p.c.send(wire.TypeAck, encodeAck(p.seq, r, p.typ == wire.TypeOutseize))
+		p.c.sendAnswer(wire.TypeAck, encodeAck(p.seq, r, p.typ == wire.TypeOutseize))
 		return
 	}
 	s.metrics.naks.add(uint16(r.Status))
@@ -606,7 +606,7 @@ func (s *Server) onResult(r stack.Result) {
 	if detail == "" {
 		detail = r.Status.String()
 	}
-	p.c.send(wire.TypeNak, encodeNak(&p.seq, wire.Status(r.Status), detail, uint64(r.Call)))
+	p.c.sendAnswer(wire.TypeNak, encodeNak(&p.seq, wire.Status(r.Status), detail, uint64(r.Call)))
 }
 
 func (s *Server) onIncoming(in stack.Incoming) {
