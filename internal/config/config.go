@@ -220,14 +220,28 @@ type CodeYellow struct {
 
 // HostAPI is the socket API for host applications.
 type HostAPI struct {
-	TCP       string         `yaml:"tcp"`
-	Unix      string         `yaml:"unix"`
-	Token     string         `yaml:"token"`
-	TokenFile string         `yaml:"token_file"`
-	NoAuth    bool           `yaml:"no_auth"`
-	QueueSize int            `yaml:"queue_size"`
-	MaxHosts  int            `yaml:"max_hosts"`
-	Incoming  []IncomingRule `yaml:"incoming"`
+	TCP       string `yaml:"tcp"`
+	Unix      string `yaml:"unix"`
+	Token     string `yaml:"token"`
+	TokenFile string `yaml:"token_file"`
+	NoAuth    bool   `yaml:"no_auth"`
+	QueueSize int    `yaml:"queue_size"`
+	MaxHosts  int    `yaml:"max_hosts"`
+	// HelloTimeout closes a connection that has not completed its hello
+	// within it (default 5s).
+	HelloTimeout Duration `yaml:"hello_timeout"`
+	// MaxPreHello limits the connections that have not completed their hello
+	// (default 64); beyond it the one that has waited longest is closed.
+	MaxPreHello int `yaml:"max_pre_hello"`
+	// MaxPending is each host's share of the stack's outbound queue (default
+	// 256); beyond it the host's outseizes are refused with 0x0C.
+	MaxPending int `yaml:"max_pending"`
+	// GeneratedTokenFile is where the token generated when neither token nor
+	// token_file is set is written (mode 0600; it is never logged). Default:
+	// host-token in a new private directory under $XDG_RUNTIME_DIR or the
+	// temporary directory; the log names it.
+	GeneratedTokenFile string         `yaml:"generated_token_file"`
+	Incoming           []IncomingRule `yaml:"incoming"`
 }
 
 // IncomingRule picks the hosts offered an incoming call.
@@ -264,8 +278,10 @@ type Config struct {
 	LogLevel     string
 	LogFormat    string
 	// TokenGenerated is set when auth is on and no token was configured: Load
-	// made a random one for this run.
-	TokenGenerated bool
+	// made a random one for this run, which the binary writes to
+	// GeneratedTokenFile (never to the log).
+	TokenGenerated     bool
+	GeneratedTokenFile string
 }
 
 // Load reads a configuration file ("" for the embedded default).
@@ -597,7 +613,8 @@ func (v *validator) build(f *File) *Config {
 
 	// Host API.
 	h := host.Config{TCP: f.HostAPI.TCP, Unix: f.HostAPI.Unix, Token: f.HostAPI.Token, NoAuth: f.HostAPI.NoAuth,
-		QueueSize: f.HostAPI.QueueSize, MaxHosts: f.HostAPI.MaxHosts}
+		QueueSize: f.HostAPI.QueueSize, MaxHosts: f.HostAPI.MaxHosts, HelloTimeout: time.Duration(f.HostAPI.HelloTimeout),
+		MaxPreHello: f.HostAPI.MaxPreHello, MaxPending: f.HostAPI.MaxPending}
 	if f.HostAPI.TokenFile != "" {
 		b, err := os.ReadFile(f.HostAPI.TokenFile)
 		if err != nil {
@@ -608,6 +625,7 @@ func (v *validator) build(f *File) *Config {
 	if h.Token == "" && !h.NoAuth {
 		h.Token = randomToken()
 		cfg.TokenGenerated = true
+		cfg.GeneratedTokenFile = f.HostAPI.GeneratedTokenFile
 	}
 	for i, r := range f.HostAPI.Incoming {
 		path := fmt.Sprintf("host_api.incoming[%d]", i)

@@ -80,6 +80,9 @@ host_api:
   tcp: 127.0.0.1:7701
   unix: /tmp/isupgw.sock
   token: secret
+  hello_timeout: 2s
+  max_pre_hello: 16
+  max_pending: 100
   incoming:
     - {prefix: "49", route: b, app: ivr}
 metrics: 127.0.0.1:9701
@@ -116,7 +119,7 @@ func TestFullConfig(t *testing.T) {
 		!c.Availability.Ping || c.CodeYellow.Enabled || c.CodeYellow.Duration != 30*time.Minute || len(c.Constraints) != 1 || c.Constraints[0].BurstRate != 10 {
 		t.Fatalf("congestion %+v", c)
 	}
-	if cfg.Host.Token != "secret" || cfg.TokenGenerated || cfg.Host.Rules[0].Route != "b" || cfg.MetricsAddr != "127.0.0.1:9701" ||
+	if cfg.Host.Token != "secret" || cfg.TokenGenerated || cfg.Host.Rules[0].Route != "b" || cfg.Host.HelloTimeout != 2*time.Second || cfg.Host.MaxPreHello != 16 || cfg.Host.MaxPending != 100 || cfg.MetricsAddr != "127.0.0.1:9701" ||
 		cfg.CapturePath != "/tmp/x.pcap" || cfg.LogFormat != "console" || cfg.DumpDir != "/var/tmp" {
 		t.Fatalf("rest %+v", cfg)
 	}
@@ -250,6 +253,14 @@ func TestReferenceExample(t *testing.T) {
 	}
 	if len(cfg.Gateway.Stack.Groups) != 2 || len(cfg.Congestion.Constraints) != 1 || len(cfg.Host.Rules) != 2 {
 		t.Fatalf("reference example read as %+v", cfg)
+	}
+	// It binds loopback only, as the defaults do; its comments say how to
+	// expose each part.
+	for what, addr := range map[string]string{"m3ua.listen": cfg.Gateway.M3UA.Listen.Addr().String(),
+		"host_api.tcp": cfg.Host.TCP, "metrics": cfg.MetricsAddr} {
+		if !strings.HasPrefix(addr, "127.0.0.1") {
+			t.Errorf("the reference example binds %s to %s, want loopback", what, addr)
+		}
 	}
 }
 
