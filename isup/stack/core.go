@@ -30,6 +30,8 @@ type Stats struct {
 	HeldBack            uint64 // messages the send filter held back (ANSI MTP congestion)
 	TimerExpiries       [numTimers]uint64
 	StaleTimers         uint64 // call timers found running in a later epoch of their circuit (a missed stop)
+	PausedReleases      uint64 // unanswered calls released because MTP paused their destination
+	ResumeRELs          uint64 // RELs repeated on MTP resume (one sent while paused was lost)
 }
 
 // Hooks let congestion control steer the core without the core knowing how it
