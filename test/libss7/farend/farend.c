@@ -578,7 +578,7 @@ static void cb_message(struct ss7 *s, char *m)
 	unsigned int pc;
 
 	(void)s;
-	if (sscanf(m, "Dual seizure on CIC %d DPC %u we are the controlling", &cic, &pc) == 2) {
+	if (sscanf(m, "Dual seizure on CIC %d DPC %u", &cic, &pc) == 2 && strstr(m, "we are the controlling")) {
 		jbegin("local", "DUAL_SEIZURE");
 		jint("cic", cic);
 		jint("controlling", 1);
@@ -2390,6 +2390,7 @@ int main(int argc, char **argv)
 		}
 		if (got_signal) {
 			local_event("SIGNAL", got_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+			got_signal = 0;
 			start_exit("signal", 0, 0);
 		}
 		if (exit_reason && now_ms() >= exit_at) {
