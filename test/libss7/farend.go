@@ -1,11 +1,3 @@
-// Package libss7 runs farend, a far-end exchange built on the system's
-// libss7 (an independent ITU and ANSI ISUP stack with its own MTP2 and
-// MTP3), so tests can check what a stack nobody here wrote sees and sends.
-//
-// farend/farend.c is a GPL-2 test program (see farend/README.md); isupgw
-// never links it.
-// This package compiles it with gcc at test time and talks to it through its
-// command line, its stdin (script mode) and the JSON lines it prints.
 package libss7
 
 import (
