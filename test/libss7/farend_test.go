@@ -86,10 +86,12 @@ func equal(a, b []string) bool {
 // natures of address and cause as sent. This proves farend itself before
 // isupgw's MTP2 link is put in place of one of them.
 func TestBackToBackCalls(t *testing.T) {
+	t.Parallel()
 	bin := Build(t)
 	const calls = 20
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
 			a, b := SocketPair(t)
 			answerer := Start(t, bin, Config{
 				Variant: v.name, OPC: v.pcA, DPC: v.pcB, CICs: "1-31",

@@ -11,9 +11,11 @@ import (
 // the first unit must be an LSSU SIO or SIOS (Q.703 11.1: LI 1, status 0 or
 // 3), and closing the conn must make farend exit by itself.
 func TestPeerScaffold(t *testing.T) {
+	t.Parallel()
 	bin := Build(t)
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
 			f, conn := StartPeerConn(t, bin, Config{Variant: v.name, OPC: v.pcA, DPC: v.pcB, CICs: "1-8", Mode: []string{"answer"}})
 			start, err := f.Log().Wait(5*time.Second, Msg("local", "START", -1))
 			if err != nil {

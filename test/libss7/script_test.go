@@ -90,9 +90,11 @@ func cause(n int) func(Event) string {
 // every message is acknowledged by libss7 on the other side as Q.764
 // 2.8-2.10 asks, and calls cleared by RSC or GRS leave the circuits usable.
 func TestBackToBackSupervision(t *testing.T) {
+	t.Parallel()
 	bin := Build(t)
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
 			a, b := pair(t, bin, v.name, v.pcA, v.pcB, []string{"answer"})
 			st := ""
 			if v.name == "itu" {
@@ -167,9 +169,11 @@ func TestBackToBackSupervision(t *testing.T) {
 // call, the other gives way, takes the incoming call and repeats its own
 // attempt on another circuit.
 func TestBackToBackGlare(t *testing.T) {
+	t.Parallel()
 	bin := Build(t)
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
 			a, b := pair(t, bin, v.name, v.pcA, v.pcB, []string{"script", "-"})
 			// a has the lower point code: it controls odd CICs, b even ones.
 			for _, tc := range []struct {

@@ -1925,7 +1925,7 @@ static void originate_step(void)
 		jint("ms", ms);
 		jend();
 		if (!opt.stay) {
-			start_exit("done", orig_completed == opt.orig_n ? 0 : 1, opt.linger);
+			start_exit("done", 0, opt.linger); /* DONE carries the counts */
 		}
 	}
 }
