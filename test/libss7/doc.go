@@ -37,7 +37,9 @@
 // MSUs whose DPC is farend's OPC and whose NI matches; link management must
 // come from the adjacent point code with the SLC in the SLS field. Then
 // farend sends GRS over its circuits (ANSI: each GRS twice, each wanting
-// its own GRA) and answers isupgw's.
+// its own GRA) and answers isupgw's. READY comes when farend's own GRS is
+// answered; pass --await-grs when isupgw sends a start-up GRS too, or a call
+// placed at READY can be reset by isupgw's GRS arriving after it.
 //
 // Modes: "answer" (farend answers isupgw's calls; --answer, --cpg, --hold,
 // --acm-delay/--anm-delay shape them), {"originate", N, RATE} (farend calls

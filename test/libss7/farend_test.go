@@ -100,7 +100,7 @@ func TestBackToBackCalls(t *testing.T) {
 			originator := Start(t, bin, Config{
 				Variant: v.name, OPC: v.pcB, DPC: v.pcA, CICs: "1-31",
 				Mode: []string{"originate", fmt.Sprint(calls), "100"},
-				Args: []string{"--called", "4321", "--calling", "8765", "--called-nai", "3", "--calling-nai", "4", "--cause", "16"},
+				Args: []string{"--await-grs", "--called", "4321", "--calling", "8765", "--called-nai", "3", "--calling-nai", "4", "--cause", "16"},
 			}, b)
 
 			ready, err := originator.Log().Wait(10*time.Second, Msg("local", "READY", -1))

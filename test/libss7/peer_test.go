@@ -1,6 +1,7 @@
 package libss7
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -44,5 +45,26 @@ func TestPeerScaffold(t *testing.T) {
 				t.Error(err)
 			}
 		})
+	}
+}
+
+// TestFarendStopsOnSIGTERM: SIGTERM ends farend cleanly (exit status 0,
+// an EXIT line saying why) whatever state its link is in.
+func TestFarendStopsOnSIGTERM(t *testing.T) {
+	t.Parallel()
+	bin := Build(t)
+	f, _ := StartPeer(t, bin, Config{Variant: "itu", OPC: "1", DPC: "2", Mode: []string{"script", "-"}})
+	if _, err := f.Log().Wait(5*time.Second, Msg("local", "START", -1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Stop(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+	exit, err := f.Log().Wait(time.Second, Msg("local", "EXIT", -1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exit.Line == "" || !strings.Contains(exit.Line, `"reason":"signal"`) {
+		t.Errorf("EXIT: %s", exit.Line)
 	}
 }

@@ -13,7 +13,7 @@ func runCalls(t *testing.T, bin, variant, pcA, pcB string, calls int, answerArgs
 	answerer := Start(t, bin, Config{Variant: variant, OPC: pcA, DPC: pcB, CICs: "1-31",
 		Mode: []string{"answer"}, Args: answerArgs}, a)
 	originator := Start(t, bin, Config{Variant: variant, OPC: pcB, DPC: pcA, CICs: "1-31",
-		Mode: []string{"originate", itoa(calls), "200"}, Args: originateArgs}, b)
+		Mode: []string{"originate", itoa(calls), "200"}, Args: append([]string{"--await-grs"}, originateArgs...)}, b)
 	done, err := originator.Log().Wait(15*time.Second, Msg("local", "DONE", -1))
 	if err != nil {
 		t.Fatalf("originator not done: %v", err)

@@ -15,9 +15,9 @@ func pair(t *testing.T, bin, variant, pcA, pcB string, modeB []string, argsB ...
 	t.Helper()
 	sa, sb := SocketPair(t)
 	a = Start(t, bin, Config{Variant: variant, OPC: pcA, DPC: pcB, CICs: "1-40",
-		Mode: []string{"script", "-"}, Args: []string{"--wire"}}, sa)
+		Mode: []string{"script", "-"}, Args: []string{"--wire", "--await-grs"}}, sa)
 	b = Start(t, bin, Config{Variant: variant, OPC: pcB, DPC: pcA, CICs: "1-31",
-		Mode: modeB, Args: append([]string{"--wire"}, argsB...)}, sb)
+		Mode: modeB, Args: append([]string{"--wire", "--await-grs"}, argsB...)}, sb)
 	for _, f := range []*Farend{a, b} {
 		if _, err := f.Log().Wait(10*time.Second, Msg("local", "READY", -1)); err != nil {
 			t.Fatalf("%s not ready: %v", f.name, err)

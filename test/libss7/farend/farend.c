@@ -89,6 +89,7 @@ static struct {
 	int acm_delay, anm_delay, hold, release_cause;
 	int cpg;
 	int grs; /* send GRS over the CIC range when the link comes up */
+	int await_grs; /* READY also waits for the far end's start-up GRS */
 	int wire;
 	int debug;
 	int stay;   /* originate: keep running after DONE */
@@ -122,6 +123,7 @@ static int ready;        /* READY emitted: link up and start-up resets acknowled
 static int grs_pending;  /* start-up GRS chunks without a GRA yet */
 static int grs_first_cic[16];
 static int grs_count;
+static int grs_received;
 
 /* originate mode */
 static int orig_started, orig_answered, orig_completed, orig_failed, orig_active, orig_repeats;
@@ -759,9 +761,6 @@ static void schedule_answer(struct circuit *ci)
 	case ANS_NONE:
 		break;
 	}
-	if (ci->due == now) {
-		ci->due = now ? now : 1;
-	}
 }
 
 static void on_iam(ss7_event_iam *e)
@@ -791,7 +790,6 @@ static void on_iam(ss7_event_iam *e)
 		isup_ucic(ss7, e->cic, e->opc);
 		ev("tx", "UCIC", e->cic);
 		jend();
-		free_unowned(e->cic, e->call);
 		if (e->call) {
 			isup_free_call(ss7, e->call);
 		}
@@ -872,6 +870,7 @@ static void on_grs(ss7_event_cicrange *e)
 	ev("rx", "GRS", e->startcic);
 	jint("range", range);
 	jend();
+	grs_received++;
 	/* Q.764 2.9.3.2: every circuit in the range goes idle; remote
 	 * maintenance blocking is removed; GRA reports our local blocking. */
 	for (cic = e->startcic, i = 0; cic <= e->endcic; cic++, i++) {
@@ -1095,8 +1094,14 @@ static void handle_event(ss7_event *e)
 		break;
 	case ISUP_EVENT_ANM:
 	case ISUP_EVENT_CON:
-		ci = adopt(e->anm.cic, e->anm.call);
-		ev("rx", e->e == ISUP_EVENT_ANM ? "ANM" : "CON", e->e == ISUP_EVENT_ANM ? e->anm.cic : e->con.cic);
+		/* ss7_event_anm and ss7_event_con differ in layout */
+		if (e->e == ISUP_EVENT_ANM) {
+			ci = adopt(e->anm.cic, e->anm.call);
+			ev("rx", "ANM", e->anm.cic);
+		} else {
+			ci = adopt(e->con.cic, e->con.call);
+			ev("rx", "CON", e->con.cic);
+		}
 		jend();
 		if (ci && (ci->state == C_OUT_IAM || ci->state == C_OUT_ACM)) {
 			ci->state = C_OUT_ANS;
@@ -1932,7 +1937,7 @@ static void originate_step(void)
 
 static void check_ready(void)
 {
-	if (!ready && link_up && grs_pending <= 0) {
+	if (!ready && link_up && grs_pending <= 0 && (!opt.await_grs || grs_received)) {
 		ready = 1;
 		local_event("READY", NULL);
 	}
@@ -2000,6 +2005,7 @@ static void usage(void)
 		"                          releases at once, answer waits for the far end)\n"
 		"  --cause N               release cause (16)\n"
 		"  --no-grs                do not send GRS when the link comes up\n"
+		"  --await-grs             READY also waits for the far end's GRS\n"
 		"  --isup-timer tN=MS      set an ISUP timer (repeatable)\n"
 		"  --mtp3-timer NAME=MS    set an MTP3 timer (repeatable)\n"
 		"  --wire                  log every LSSU and MSU crossing the socket\n"
@@ -2249,6 +2255,8 @@ int main(int argc, char **argv)
 			opt.cpg = 1;
 		} else if (!strcmp(a, "--no-grs")) {
 			opt.grs = 0;
+		} else if (!strcmp(a, "--await-grs")) {
+			opt.await_grs = 1;
 		} else if (!strcmp(a, "--isup-timer") || !strcmp(a, "--mtp3-timer")) {
 			NEED_ARG();
 			if (parse_timer(v, &ts) < 0) usage();
