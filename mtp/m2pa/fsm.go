@@ -559,3 +559,13 @@ func (m *machine) snapshot() (st linkState, fsn, bsn, acked uint32, unacked int,
 	defer m.mu.Unlock()
 	return m.state, m.fsn, m.bsn, m.acked, len(m.rtb), m.reason
 }
+
+// associationUp: a new association; if alignment is under way, Alignment
+// goes out on it at once instead of at the next repeat.
+func (m *machine) associationUp() {
+	m.lock()
+	defer m.unlock()
+	if m.state == stNotAligned {
+		m.sendStatus(StateAlignment)
+	}
+}
