@@ -52,6 +52,8 @@ type Link struct {
 	conn   transport.Conn
 	outbox []outMsg
 	kick   chan struct{}
+	held   bool          // Hold(true): no association wanted
+	resume chan struct{} // closed by Hold(false)
 }
 
 type outMsg struct {
@@ -135,6 +137,41 @@ func (l *Link) Abort() {
 	}
 }
 
+// Hold(true) drops the association and makes no new one (a client stops
+// dialling, a server closes what it accepts) until Hold(false): an
+// operator's deactivation, and how fault tests keep a link down.
+func (l *Link) Hold(on bool) {
+	l.mu.Lock()
+	c := l.conn
+	if on && !l.held {
+		l.held = true
+		l.resume = make(chan struct{})
+	} else if !on && l.held {
+		l.held = false
+		close(l.resume)
+	}
+	l.mu.Unlock()
+	if on && c != nil {
+		_ = c.Close()
+	}
+}
+
+// waitUnheld blocks while the link is held; false when the link closes.
+func (l *Link) waitUnheld() bool {
+	l.mu.Lock()
+	held, ch := l.held, l.resume
+	l.mu.Unlock()
+	if !held {
+		return true
+	}
+	select {
+	case <-ch:
+		return true
+	case <-l.ctx.Done():
+		return false
+	}
+}
+
 // Stats are the link's counters.
 func (l *Link) Stats() *Stats { return &l.stats }
 
@@ -192,6 +229,9 @@ func (l *Link) enqueue(b []byte, linkStatus bool) {
 func (l *Link) dialLoop() {
 	defer l.wg.Done()
 	for l.ctx.Err() == nil {
+		if !l.waitUnheld() {
+			return
+		}
 		ctx, cancel := context.WithTimeout(l.ctx, 10*time.Second)
 		c, err := transport.Dial(ctx, l.cfg.Transport, l.cfg.Dial, l.cfg.TransportOptions...)
 		cancel()
@@ -211,6 +251,13 @@ func (l *Link) acceptLoop() {
 		c, err := l.ln.Accept(l.ctx)
 		if err != nil {
 			return
+		}
+		l.mu.Lock()
+		held := l.held
+		l.mu.Unlock()
+		if held {
+			_ = c.Close()
+			continue
 		}
 		l.serve(c)
 	}

@@ -118,6 +118,7 @@ type link struct {
 	// co: a changeover of this link is in progress (COO/ECO sent, waiting
 	// for COA/ECA or T2).
 	co      bool
+	coSLS   []uint8 // the SLSs held for it
 	coTimer l2.Timer
 	// restartDue: start again once the changeover is over.
 	restartDue bool
@@ -619,7 +620,7 @@ func (n *Node) linkFailed(l *link, reason string) {
 	for _, s := range moved {
 		ls.hold[s]++
 	}
-	l.co = true
+	l.co, l.coSLS = true, moved
 	bsnt, ok := l.l2.BSNT()
 	if ok {
 		h := uint8(COO)
@@ -701,6 +702,11 @@ func (n *Node) scheduleRestart(l *link) {
 // linksetDown: no link of the linkset is available. The restart starts
 // afresh when one returns.
 func (n *Node) linksetDown(ls *linkset) {
+	for _, l := range ls.links {
+		if l.co { // no link left to take its traffic: end it now
+			n.endChangeover(l, l.epoch, 0, false)
+		}
+	}
 	ls.epoch++
 	stopTimer(ls.rsTimer)
 	ls.traTx, ls.traRx, ls.allowed = false, false, false
