@@ -499,7 +499,13 @@ func (n *Node) sendSLTM(l *link) {
 	}
 	l.slt.pattern = p
 	l.slt.waiting = true
-	lbl := mtp.Label{OPC: n.cfg.OPC, DPC: l.ls.adj, SI: SISLT, NI: n.cfg.NI, SLS: l.slc}
+	// ANSI sends the test as a special maintenance message, SI 2 (T1.111.7;
+	// libss7 does the same); ITU as SI 1 (Q.707 §5.3).
+	si := uint8(SISLT)
+	if n.cfg.Variant == ANSI {
+		si = SISLTANSI
+	}
+	lbl := mtp.Label{OPC: n.cfg.OPC, DPC: l.ls.adj, SI: si, NI: n.cfg.NI, SLS: l.slc}
 	b := SLT{H0H1: SLTM, SLC: l.slc, Pattern: p}.Append(n.cfg.Variant, AppendMSU(n.cfg.Variant, nil, lbl, nil))
 	_ = l.l2.Send(0, b)
 	stopTimer(l.slt.t1)
