@@ -489,9 +489,11 @@ func (m *machine) inService() {
 	m.disarm(tmRepeat)
 	m.state = stInService
 	m.stats.Alignments.Add(1)
-	if m.busy {
-		m.busy = false
-	}
+	m.busy = false
+	// Nothing is sent continuously here, so a peer that went aligned ready
+	// after our FISU needs another to come into service (Q.703 §7: a FISU
+	// or MSU in aligned ready completes the alignment).
+	m.sendFISU()
 	m.up(func(u l2.User) { u.InService() })
 }
 
