@@ -18,7 +18,7 @@ type q703Peer struct {
 	c        *net.UnixConn
 	dropFSN  int // drop this FSN once (as if corrupted), -1 for none
 	proving  time.Duration
-	got      chan []byte  // MSUs accepted
+	got      chan []byte   // MSUs accepted
 	inSvc    chan struct{} // closed when in service
 	toSend   chan []byte
 	sendSIOS chan struct{}
