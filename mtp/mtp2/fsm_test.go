@@ -294,3 +294,25 @@ func TestBusyT6(t *testing.T) {
 		t.Fatalf("%v %q", state(a), a.u.last())
 	}
 }
+
+// FuzzMachine feeds arbitrary signal units to an in-service link: nothing
+// panics and the buffers stay bounded.
+func FuzzMachine(f *testing.F) {
+	f.Add([]byte{0xFF, 0x80, 4, 0x85, 1, 2, 3, 0, 0})
+	f.Add([]byte{0x7F, 0xFF, 0, 0, 0})
+	f.Add([]byte{0xFF, 0xFF, 1, 5, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c := l2test.New()
+		a, _ := alignPair(t, c)
+		_ = a.m.send([]byte{0x85, 1, 0, 0})
+		for len(b) >= FISULen {
+			n := min(len(b), FISULen+int(b[len(b)-1]%16))
+			a.m.receive(b[:n])
+			b = b[n:]
+		}
+		c.Advance(time.Minute)
+		if _, _, _, _, n, q := a.m.snapshot(); n > window || q > MaxQueued {
+			t.Fatalf("unacked %d queued %d", n, q)
+		}
+	})
+}
