@@ -126,7 +126,15 @@ func Run(ctx context.Context, o Options) error {
 		}
 		srv.Sink(e)
 	}
-	gw, err = gateway.New(cfg.Gateway, sink,
+	var m3 *mtp3Parts
+	gwOpts := []gateway.Option{}
+	if cfg.MTP3 != nil {
+		if m3, err = buildMTP3(cfg.MTP3); err != nil {
+			return err
+		}
+		gwOpts = append(gwOpts, gateway.WithMTP(m3.node, m3.linkStatus))
+	}
+	gw, err = gateway.New(cfg.Gateway, sink, append(gwOpts,
 		gateway.WithM3UAOptions(m3Opts...),
 		gateway.WithCongestionControl(cfg.Congestion, func(a sprc.Alarm) {
 			ev := log.Warn()
@@ -142,13 +150,21 @@ func Run(ctx context.Context, o Options) error {
 			}
 		}),
 		gateway.OnMTPEvent(func(ev mtp.Event) { log.Info().Str("part", "mtp").Msg(ev.String()) }),
-	)
+	)...)
 	if err != nil {
 		return err
 	}
 	srv.Attach(gw.Stack)
 	if err := gw.Start(ctx); err != nil {
 		return err
+	}
+	if m3 != nil {
+		if err := m3.start(); err != nil {
+			cancel()
+			_ = gw.Wait()
+			return err
+		}
+		defer m3.close()
 	}
 	if err := srv.Start(ctx); err != nil {
 		cancel()
@@ -261,6 +277,7 @@ func (r *Running) reload(path string) {
 	}{
 		{"point_code / network_indicator / circuit_groups", stackShape(old.Gateway.Stack), stackShape(next.Gateway.Stack)},
 		{"m3ua", old.Gateway.M3UA, next.Gateway.M3UA},
+		{"mtp3", old.MTP3, next.MTP3},
 		{"host_api", hostShape(old.Host), hostShape(next.Host)},
 		{"metrics", old.MetricsAddr, next.MetricsAddr},
 		{"capture", old.CapturePath, next.CapturePath},

@@ -1190,3 +1190,12 @@ func (n *Node) Reachable(dpc mtp.PointCode) bool {
 	d := n.dests[dpc]
 	return d != nil && d.reachable
 }
+
+// Routes reports whether dpc has a route here (an adjacent point or a
+// configured route), reachable or not: a gateway with M3UA beside this node
+// sends the rest there.
+func (n *Node) Routes(dpc mtp.PointCode) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.dests[dpc] != nil
+}

@@ -1,0 +1,78 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+)
+
+const yamlM2PA = `point_code: %d
+mtp3:
+  transport: udp
+  emergency_alignment: true
+  linksets:
+    - name: peer
+      adjacent: %d
+      links:
+        - {slc: 0, type: m2pa, %s: "127.0.0.1:%d"}
+        - {slc: 1, type: m2pa, %s: "127.0.0.1:%d"}
+circuit_groups: [{name: peer, point_code: %d, cics: ["1-8"]}]
+timers: {t22: 300ms}
+host_api: {tcp: "127.0.0.1:0", token: secret}
+metrics: 127.0.0.1:0
+`
+
+// TestTwoGatewaysOverM2PA runs two gateways whose only way to each other is
+// their own MTP3 over two M2PA links (SCTP over UDP, loopback): the links
+// align and pass the test, the destination resumes, calls go through, and
+// `isupgw status` shows the links.
+func TestTwoGatewaysOverM2PA(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p0, p1 := freeUDPPort(t), freeUDPPort(t)
+	a := start(t, ctx, fmt.Sprintf(yamlM2PA, 1, 2, "listen", p0, "listen", p1, 2))
+	b := start(t, ctx, fmt.Sprintf(yamlM2PA, 2, 1, "connect", p0, "connect", p1, 1))
+	for _, p := range []*proc{a, b} {
+		eventually(t, "links available, destination available, circuits reset", func() bool {
+			st := p.run.Gateway.Status()
+			if len(st.Links) != 2 || len(st.Destinations) != 1 || !st.Destinations[0].Available || st.Circuits["idle"] != 8 {
+				return false
+			}
+			for _, l := range st.Links {
+				if l.State != "available" || l.SLTPassed == 0 {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	hostA, hostB := dial(t, a, false), dial(t, b, true)
+	var wg sync.WaitGroup
+	answerCtx, stopAnswer := context.WithCancel(ctx)
+	wg.Add(1)
+	go func() { defer wg.Done(); answerAll(answerCtx, hostB) }()
+	defer func() { stopAnswer(); wg.Wait() }()
+	for range 5 {
+		id := call(t, hostA)
+		if err := hostA.Release(context.Background(), id, 16, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "B idle after the calls", func() bool { return b.run.Gateway.Status().Circuits["idle"] == 8 })
+	out := runStatus(t, a.run.MetricsAddr.String())
+	for _, want := range []string{"LINKSET", "peer/0", "peer/1", "available"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	var msuOut, msuIn uint64
+	for _, l := range a.run.Gateway.Status().Links {
+		msuOut, msuIn = msuOut+l.MSUsOut, msuIn+l.MSUsIn
+	}
+	// Per call IAM and REL go out, ACM, ANM and RLC come in.
+	if msuOut < 5*2 || msuIn < 5*3 {
+		t.Fatalf("A's links carried %d MSUs out and %d in for 5 calls", msuOut, msuIn)
+	}
+}
