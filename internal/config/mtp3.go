@@ -84,7 +84,8 @@ func (v *validator) mtp3Plan(f *File, own mtp.PointCode, ni uint8, ansi bool) *M
 		}
 		return nil
 	}
-	p := &MTP3Plan{Node: mtp3.Config{OPC: own, NI: ni}, Emergency: c.EmergencyAlignment}
+	// The gateway serves ISUP: other user parts are answered with UPU.
+	p := &MTP3Plan{Node: mtp3.Config{OPC: own, NI: ni, UserParts: []uint8{mtp.SIISUP}}, Emergency: c.EmergencyAlignment}
 	if ansi {
 		p.Node.Variant = mtp3.ANSI
 	}

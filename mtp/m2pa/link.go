@@ -199,6 +199,9 @@ func (l *Link) BSNT() (uint32, bool) { return l.m.bsnt() }
 // Retrieve hands back unacknowledged MSUs (l2.Link).
 func (l *Link) Retrieve(fsnc uint32, ok bool) [][]byte { return l.m.retrieve(fsnc, ok) }
 
+// Outstanding is the unacknowledged MSUs (l2.Link).
+func (l *Link) Outstanding() int { _, _, _, _, n, _ := l.m.snapshot(); return n }
+
 // SeqMask is 24 bits (RFC 4165 §2.2).
 func (l *Link) SeqMask() uint32 { return SeqMask }
 

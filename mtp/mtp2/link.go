@@ -163,6 +163,9 @@ func (l *Link) BSNT() (uint32, bool) { return l.m.bsnt() }
 // Retrieve hands back unacknowledged and unsent MSUs (l2.Link).
 func (l *Link) Retrieve(fsnc uint32, ok bool) [][]byte { return l.m.retrieve(fsnc, ok) }
 
+// Outstanding is the unacknowledged and the queued MSUs (l2.Link).
+func (l *Link) Outstanding() int { _, _, _, _, n, q := l.m.snapshot(); return n + q }
+
 // SeqMask is 7 bits (Q.703 §2.3.1).
 func (l *Link) SeqMask() uint32 { return SeqMask }
 

@@ -60,7 +60,12 @@ func (f *fakeLink) Stop() {
 	f.inService = false
 	f.mu.Unlock()
 }
-func (f *fakeLink) Emergency(bool)  {}
+func (f *fakeLink) Emergency(bool) {}
+func (f *fakeLink) Outstanding() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.rtb)
+}
 func (f *fakeLink) SeqMask() uint32 { return 0xFFFFFF }
 func (f *fakeLink) Send(_ uint8, msu []byte) error {
 	f.mu.Lock()

@@ -3,6 +3,7 @@ package mtp3
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -80,6 +81,15 @@ type Config struct {
 	Clock    l2.Clock
 	// Queue sizes of Indications and Events (default 4096 and 256).
 	IndicationQueue, EventQueue int
+	// UserParts are the service indicators the user serves (empty: every
+	// one). An MSU for another user part is answered with UPU, cause
+	// unequipped (Q.704 §11.2.7) and not delivered.
+	UserParts []uint8
+	// CongestionOnset are the outstanding MSUs on a link (sent and not
+	// acknowledged, or queued) at which its congestion level becomes 1, 2
+	// and 3; each abates below half its onset (Q.704 §3.8.2, T1.111.4
+	// §3.8.2.2). Default 256, 1024, 2048.
+	CongestionOnset [3]int
 	// InlineControl runs link starts and stops on the goroutine that decided
 	// them, after the node's lock is released, instead of on the node's
 	// control goroutine: for tests with links that never call back
@@ -91,6 +101,9 @@ type Config struct {
 var (
 	ErrConfig = errors.New("mtp3: invalid configuration")
 	ErrClosed = errors.New("mtp3: node closed")
+	// ErrCongested: an ANSI message whose priority is below the congestion
+	// level of its link is discarded (T1.111.4 §3.8.2.2).
+	ErrCongested = errors.New("mtp3: signalling link congested: message priority below the congestion level")
 )
 
 // MaxHeld bounds the MSUs a linkset holds during changeovers and changebacks.
@@ -129,7 +142,9 @@ type link struct {
 		t1, t2   l2.Timer
 		seq      uint8
 	}
-	epoch uint64 // bumps on each start and failure: stale timers are ignored
+	congLevel uint8  // 0..3
+	busy      bool   // level 2 reports the peer busy
+	epoch     uint64 // bumps on each start and failure: stale timers are ignored
 	// session bumps on each start: indications from an earlier start are
 	// ignored (but an MSU level 2 accepted before we failed the link is
 	// still delivered: its BSNT counted it).
@@ -156,16 +171,19 @@ type linkset struct {
 	cur [256]*link
 	// hold[sls] > 0 holds new traffic of the SLS (changeover or changeback
 	// in progress); held keeps it, in order.
-	hold    [256]int
-	held    [256][][]byte
-	nheld   int
-	cbs     map[uint8]*changeback
-	cbSeq   uint8
-	traTx   bool // TRA sent since the linkset came up
-	traRx   bool // TRA received
-	allowed bool // traffic restart done: carries traffic
-	rsTimer l2.Timer
-	epoch   uint64
+	hold      [256]int
+	held      [256][][]byte
+	nheld     int
+	cbs       map[uint8]*changeback
+	cbSeq     uint8
+	traTx     bool // TRA sent since the linkset came up
+	traRx     bool // TRA received
+	allowed   bool // traffic restart done: carries traffic
+	rsTimer   l2.Timer
+	epoch     uint64
+	congLevel uint8 // the highest of its links'
+	congPoll  bool
+	congEvent time.Time // last ITU congestion indication
 	// prohibited/restricted destinations through this linkset (TFP, TFR).
 	prohibited map[mtp.PointCode]bool
 	restricted map[mtp.PointCode]bool
@@ -221,6 +239,7 @@ type Node struct {
 // Stats are the node's counters.
 type Stats struct {
 	NoRoute, Unavailable atomic.Uint64 // Transfer refused
+	CongestionDiscards   atomic.Uint64 // ANSI messages below the congestion level
 	Held, HeldDropped    atomic.Uint64 // held during changeover/changeback; dropped when the hold overflowed or no link remained
 	Discarded            atomic.Uint64 // received MSUs not for us or malformed
 	SNMIn, SNMOut        atomic.Uint64
@@ -241,6 +260,10 @@ func New(cfg Config) (*Node, error) {
 			n.mask = 0xFF
 		}
 	}
+	if cfg.CongestionOnset == [3]int{} {
+		cfg.CongestionOnset = [3]int{256, 1024, 2048}
+	}
+	n.cfg.CongestionOnset = cfg.CongestionOnset
 	if cfg.IndicationQueue <= 0 {
 		cfg.IndicationQueue = 4096
 	}
@@ -478,7 +501,18 @@ func (u *linkUser) Received(msu []byte) {
 }
 
 func (u *linkUser) RemoteProcessorOutage(on bool) {}
-func (u *linkUser) Congested(on bool)             {}
+
+// Congested: the peer's level 2 is busy (SIB, M2PA Busy): the link is
+// congested at least at level 1 until it ends.
+func (u *linkUser) Congested(on bool) {
+	if !u.lock() {
+		return
+	}
+	u.l.busy = on
+	u.n.linkCongestion(u.l)
+	u.n.linksetCongestion(u.l.ls)
+	u.n.unlock()
+}
 
 // linkInService: level 2 is up; test the link before it carries traffic
 // (Q.707 §2: the test is part of activation and restoration).
@@ -593,6 +627,7 @@ func (n *Node) linkFailed(l *link, reason string) {
 	stopTimer(l.slt.t1)
 	stopTimer(l.slt.t2)
 	l.slt.waiting = false
+	l.busy, l.congLevel = false, 0
 	ls := l.ls
 	// Changebacks towards this link are void: their SLSs stay where they are.
 	for code, cb := range ls.cbs {
@@ -716,6 +751,7 @@ func (n *Node) linksetDown(ls *linkset) {
 	ls.epoch++
 	stopTimer(ls.rsTimer)
 	ls.traTx, ls.traRx, ls.allowed = false, false, false
+	ls.congLevel, ls.congPoll = 0, false
 	clear(ls.prohibited)
 	clear(ls.restricted)
 	for s := range ls.cur {
@@ -938,8 +974,25 @@ func (n *Node) received(l *link, msu []byte) {
 		n.snm(l, lbl, sif)
 	case lbl.SI == SISLT || v == ANSI && lbl.SI == SISLTANSI:
 		n.slt(l, lbl, sif)
+	case len(n.cfg.UserParts) > 0 && !slices.Contains(n.cfg.UserParts, lbl.SI):
+		n.stats.Discarded.Add(1)
+		n.sendUPU(l.ls, lbl)
 	default:
 		n.ind.push(mtp.Message{Label: lbl, Payload: append([]byte(nil), sif...), Peer: l.ls.name})
+	}
+}
+
+// sendUPU tells the originating point that the user part is not here. UPU
+// goes to the message's OPC over the linkset the message came on.
+func (n *Node) sendUPU(ls *linkset, got mtp.Label) {
+	alt := n.available(ls)
+	if len(alt) == 0 {
+		return
+	}
+	lbl := mtp.Label{OPC: n.cfg.OPC, DPC: got.OPC, SI: SISNM, NI: n.cfg.NI, SLS: got.SLS & n.mask}
+	b := SNM{H0H1: UPU, Dest: n.cfg.OPC, UserPart: got.SI, Cause: uint8(mtp.UPUUnequippedRemote)}.Append(n.cfg.Variant, AppendMSU(n.cfg.Variant, nil, lbl, nil))
+	if alt[int(lbl.SLS)%len(alt)].l2.Send(0, b) == nil {
+		n.stats.SNMOut.Add(1)
 	}
 }
 
@@ -1129,6 +1182,24 @@ func (n *Node) Transfer(m *mtp.Message) error {
 	if n.cfg.Variant != ANSI {
 		lbl.MP = 0
 	}
+	if l := ls.cur[lbl.SLS]; l != nil {
+		n.linkCongestion(l)
+		n.linksetCongestion(ls)
+	}
+	if ls.congLevel > 0 {
+		if n.cfg.Variant == ANSI && lbl.MP < ls.congLevel {
+			n.unlock()
+			n.stats.CongestionDiscards.Add(1)
+			return ErrCongested
+		}
+		// ITU has one level and no abatement indication: the user is told
+		// again while the congestion lasts (Q.704 §3.8.3, at most once a
+		// second here), and its T29/T30 pace its reaction (Q.764 §2.10.2).
+		if now := n.clock.Now(); n.cfg.Variant != ANSI && now.Sub(ls.congEvent) >= time.Second {
+			ls.congEvent = now
+			n.congestionEvents(ls)
+		}
+	}
 	b := AppendMSU(n.cfg.Variant, make([]byte, 0, 8+len(m.Payload)), lbl, m.Payload)
 	ok := n.sendOn(ls, lbl.SLS, b, lbl.MP)
 	n.unlock()
@@ -1136,6 +1207,82 @@ func (n *Node) Transfer(m *mtp.Message) error {
 		return mtp.ErrUnavailable
 	}
 	return nil
+}
+
+// --- congestion ---
+
+// linkCongestion updates a link's level from what waits in it.
+func (n *Node) linkCongestion(l *link) {
+	o := l.l2.Outstanding()
+	lvl := l.congLevel
+	on := n.cfg.CongestionOnset
+	for k := uint8(3); k > lvl; k-- {
+		if o >= on[k-1] {
+			lvl = k
+			break
+		}
+	}
+	for lvl > 0 && o < on[lvl-1]/2 {
+		lvl--
+	}
+	if l.busy && lvl == 0 {
+		lvl = 1
+	}
+	l.congLevel = lvl
+}
+
+// linksetCongestion recomputes the linkset's level; a change is told to the
+// user for every destination routed over it, and while congested the level
+// is polled so that its end is seen without traffic.
+func (n *Node) linksetCongestion(ls *linkset) {
+	var lvl uint8
+	for _, l := range ls.links {
+		if l.state == lsAvailable {
+			lvl = max(lvl, l.congLevel)
+		}
+	}
+	if lvl == ls.congLevel {
+		return
+	}
+	ls.congLevel = lvl
+	if lvl > 0 || n.cfg.Variant == ANSI {
+		ls.congEvent = n.clock.Now()
+		n.congestionEvents(ls)
+	}
+	if lvl > 0 && !ls.congPoll {
+		ls.congPoll = true
+		n.pollCongestion(ls)
+	}
+}
+
+func (n *Node) pollCongestion(ls *linkset) {
+	n.after(100*time.Millisecond, &ls.epoch, func() {
+		for _, l := range ls.links {
+			if l.state == lsAvailable {
+				n.linkCongestion(l)
+			}
+		}
+		n.linksetCongestion(ls)
+		if ls.congLevel > 0 {
+			n.pollCongestion(ls)
+			return
+		}
+		ls.congPoll = false
+	})
+}
+
+func (n *Node) congestionEvents(ls *linkset) {
+	for _, pc := range n.order {
+		d := n.dests[pc]
+		if !d.reachable || n.routeName(d) != ls.name {
+			continue
+		}
+		if n.cfg.Variant == ANSI {
+			n.emit(mtp.Congestion{Peer: ls.name, PC: pc, Level: ls.congLevel, LevelGiven: true})
+		} else {
+			n.emit(mtp.Congestion{Peer: ls.name, PC: pc, Level: 1})
+		}
+	}
 }
 
 // --- status ---

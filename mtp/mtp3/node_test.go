@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/isupgw/isupgw/mtp"
 )
@@ -264,5 +265,103 @@ func TestANSIEightBitSLS(t *testing.T) {
 	checkOrder(t, ms, seq)
 	if ms[0].MP != 1 {
 		t.Fatalf("ANSI priority lost: %v", ms[0].Label)
+	}
+}
+
+func isCongestion(pc mtp.PointCode, level uint8) func(mtp.Event) bool {
+	return func(e mtp.Event) bool {
+		c, ok := e.(mtp.Congestion)
+		return ok && c.PC == pc && c.Level == level
+	}
+}
+
+// TestANSICongestionLevels: MSUs pile up unacknowledged on the link; at each
+// onset the level rises, messages below it are discarded, the user is told
+// the level; acknowledgements bring it back to 0, which is told too.
+func TestANSICongestionLevels(t *testing.T) {
+	w := newNet(t, 1, ANSI)
+	w.a.cfg.CongestionOnset = [3]int{10, 20, 30}
+	w.start()
+	waitEvent(t, w.a, isResume(2), "resume")
+	w.ackOff = true
+	send := func(mp uint8) error {
+		m := isup(2, 1, 0)
+		m.MP = mp
+		return w.a.Transfer(m)
+	}
+	for range 10 {
+		if err := send(0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := send(0); !errors.Is(err, ErrCongested) {
+		t.Fatalf("priority 0 at 10 outstanding: %v", err)
+	}
+	e := waitEvent(t, w.a, isCongestion(2, 1), "congestion level 1").(mtp.Congestion)
+	if !e.LevelGiven {
+		t.Fatal("ANSI congestion without its level")
+	}
+	for range 10 {
+		if err := send(1); err != nil {
+			t.Fatalf("priority 1 at level 1: %v", err)
+		}
+	}
+	if err := send(1); !errors.Is(err, ErrCongested) {
+		t.Fatalf("priority 1 at level 2: %v", err)
+	}
+	waitEvent(t, w.a, isCongestion(2, 2), "congestion level 2")
+	if err := send(3); err != nil {
+		t.Fatalf("priority 3 at level 2: %v", err)
+	}
+	if w.a.Stats().CongestionDiscards.Load() != 2 {
+		t.Fatalf("discards %d", w.a.Stats().CongestionDiscards.Load())
+	}
+	// The peer acknowledges everything: the poll sees the level fall to 0.
+	w.ackOff = false
+	w.pump()
+	w.clock.Advance(100 * time.Millisecond)
+	waitEvent(t, w.a, isCongestion(2, 0), "congestion level 0 (abatement)")
+	if err := send(0); err != nil {
+		t.Fatalf("priority 0 after abatement: %v", err)
+	}
+}
+
+// TestBusyPeerIsCongestion: level 2 reporting the peer busy makes an ITU
+// destination congested (one level, no priorities).
+func TestBusyPeerIsCongestion(t *testing.T) {
+	w := newNet(t, 1, ITU)
+	w.start()
+	waitEvent(t, w.a, isResume(2), "resume")
+	w.links[0].user.Congested(true)
+	waitEvent(t, w.a, isCongestion(2, 1), "congestion on busy")
+	if err := w.a.Transfer(isup(2, 0, 0)); err != nil {
+		t.Fatalf("ITU discards nothing for congestion: %v", err)
+	}
+}
+
+// TestUnequippedUserPartAnsweredWithUPU: B serves ISUP only; an MSU for
+// another user part (TUP, SI 4) is not delivered and A is told with UPU,
+// which A turns into a user part unavailable indication.
+func TestUnequippedUserPartAnsweredWithUPU(t *testing.T) {
+	w := newNet(t, 1, ITU)
+	w.b.cfg.UserParts = []uint8{mtp.SIISUP}
+	w.start()
+	waitEvent(t, w.a, isResume(2), "resume")
+	m := isup(2, 3, 0)
+	m.SI = mtp.SITUP
+	if err := w.a.Transfer(m); err != nil {
+		t.Fatal(err)
+	}
+	w.pump()
+	waitEvent(t, w.a, func(e mtp.Event) bool {
+		u, ok := e.(mtp.UserPartUnavailable)
+		return ok && u.PC == 2 && u.User == mtp.SITUP && u.Cause == mtp.UPUUnequippedRemote
+	}, "UPU for TUP")
+	if err := w.a.Transfer(isup(2, 3, 0)); err != nil {
+		t.Fatal(err)
+	}
+	w.pump()
+	if got := collect(t, w.b, 1); got[0].SI != mtp.SIISUP {
+		t.Fatalf("B delivered %v", got[0].Label)
 	}
 }

@@ -47,6 +47,10 @@ type Link interface {
 	// transmitted; with ok false (no BSNT from the peer) only those never
 	// transmitted. It empties the buffers. SeqMask says the number's width.
 	Retrieve(fsnc uint32, ok bool) [][]byte
+	// Outstanding is how many MSUs wait in the link: sent and not yet
+	// acknowledged, or not yet sent. MTP3 derives link congestion from it
+	// (Q.704 §3.8, T1.111.4 §3.8).
+	Outstanding() int
 	// SeqMask is the modulus minus one of the link's sequence numbers
 	// (0x7F for basic MTP2, 0xFFFFFF for M2PA): COO/COA carry them in 7 bits
 	// (Q.704 §15.4) or in 24 bits (RFC 4165 §4.1.x, extended changeover).
