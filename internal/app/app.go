@@ -129,7 +129,7 @@ func Run(ctx context.Context, o Options) error {
 	var m3 *mtp3Parts
 	gwOpts := []gateway.Option{}
 	if cfg.MTP3 != nil {
-		if m3, err = buildMTP3(cfg.MTP3); err != nil {
+		if m3, err = buildMTP3(cfg.MTP3, capW); err != nil {
 			return err
 		}
 		gwOpts = append(gwOpts, gateway.WithMTP(m3.node, m3.linkStatus))

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"text/tabwriter"
+	"time"
 
 	"github.com/isupgw/isupgw/gateway"
 	"github.com/isupgw/isupgw/internal/config"
+	"github.com/isupgw/isupgw/mtp/capture"
 	"github.com/isupgw/isupgw/mtp/m2pa"
 	"github.com/isupgw/isupgw/mtp/mtp2"
 	"github.com/isupgw/isupgw/mtp/mtp3"
@@ -21,7 +24,9 @@ type mtp3Parts struct {
 }
 
 // buildMTP3 makes the links of the plan (nothing is opened yet) and the node.
-func buildMTP3(p *config.MTP3Plan) (*mtp3Parts, error) {
+// With a capture writer, M2PA links write what they send and receive to it
+// as SCTP with PPID 5, which tshark decodes down to ISUP.
+func buildMTP3(p *config.MTP3Plan, capW *capture.Writer) (*mtp3Parts, error) {
 	parts := &mtp3Parts{}
 	nc := p.Node
 	nc.Linksets = append([]mtp3.LinksetConfig(nil), p.Node.Linksets...)
@@ -30,7 +35,17 @@ func buildMTP3(p *config.MTP3Plan) (*mtp3Parts, error) {
 			var lc mtp3.LinkConfig
 			switch lp.Type {
 			case config.LinkM2PA:
-				l, err := m2pa.New(lp.M2PA)
+				mc := lp.M2PA
+				if capW != nil {
+					mc.Tap = func(out bool, local, remote netip.AddrPort, stream uint16, b []byte) {
+						src, dst := local, remote
+						if !out {
+							src, dst = remote, local
+						}
+						_ = capW.WriteSCTP(time.Now(), src, dst, stream, m2pa.PPID, b) // a capture error never touches traffic
+					}
+				}
+				l, err := m2pa.New(mc)
 				if err != nil {
 					return nil, err
 				}
