@@ -248,21 +248,35 @@ func (l *Link) dialLoop() {
 	}
 }
 
+// acceptLoop serves one association at a time; a new one replaces the
+// current (the peer restarted, and the old association may not have noticed
+// yet).
 func (l *Link) acceptLoop() {
 	defer l.wg.Done()
+	var done chan struct{}
 	for {
 		c, err := l.ln.Accept(l.ctx)
 		if err != nil {
+			if done != nil {
+				<-done
+			}
 			return
 		}
 		l.mu.Lock()
-		held := l.held
+		held, cur := l.held, l.conn
 		l.mu.Unlock()
 		if held {
 			_ = c.Close()
 			continue
 		}
-		l.serve(c)
+		if done != nil {
+			if cur != nil {
+				_ = cur.Close()
+			}
+			<-done
+		}
+		done = make(chan struct{})
+		go func(c transport.Conn, done chan struct{}) { defer close(done); l.serve(c) }(c, done)
 	}
 }
 

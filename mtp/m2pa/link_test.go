@@ -105,3 +105,43 @@ func TestLinkOverUDPTransport(t *testing.T) {
 		t.Fatal(e)
 	}
 }
+
+// TestServerTakesNewAssociation: a client that comes back with a new
+// association while the server still holds the old one (a peer restart the
+// server has not noticed) is served: the old association is dropped.
+func TestServerTakesNewAssociation(t *testing.T) {
+	srv, _ := New(Config{Name: "srv", Transport: transport.KindUDP, Listen: netip.MustParseAddrPort("127.0.0.1:0"), Timers: fastTimers()})
+	if err := srv.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	us := newChanUser()
+	srv.Start(us)
+	// A first client aligns, then goes silent without closing (its
+	// association stays up at the server).
+	ctx := t.Context()
+	zombie, err := transport.Dial(ctx, transport.KindUDP, srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zombie.Close()
+	cli, _ := New(Config{Name: "cli", Transport: transport.KindUDP, Dial: srv.Addr(), Timers: fastTimers(), Redial: 50 * time.Millisecond})
+	if err := cli.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	uc := newChanUser()
+	cli.Start(uc)
+	// The server drops the old association (its MTP3 hears of it and
+	// restarts the link), and aligns on the new one.
+	if e := wait(t, us.ev, "server told the old association is gone"); e != "out of service" {
+		t.Fatal(e)
+	}
+	srv.Start(us)
+	if e := wait(t, uc.ev, "client in service over the second association"); e != "in service" {
+		t.Fatal(e)
+	}
+	if e := wait(t, us.ev, "server in service"); e != "in service" {
+		t.Fatal(e)
+	}
+}
