@@ -36,6 +36,7 @@ type LinkStatus struct {
 	Changeovers uint64 `json:"changeovers"`
 	Changebacks uint64 `json:"changebacks"`
 	Failures    uint64 `json:"failures"`
+	LastFailure string `json:"last_failure,omitempty"`
 }
 
 // AssociationStatus is one M3UA association.

@@ -104,7 +104,7 @@ func (m *mtp3Parts) linkStatus() []gateway.LinkStatus {
 		for _, l := range ls.Links {
 			out = append(out, gateway.LinkStatus{Linkset: ls.Name, Link: l.Link, SLC: l.SLC, State: l.State, Available: ls.Available,
 				MSUsOut: l.MSUsOut, MSUsIn: l.MSUsIn, SLTPassed: l.SLTPassed, SLTFailed: l.SLTFailed,
-				Changeovers: l.Changeovers, Changebacks: l.Changebacks, Failures: l.Failures})
+				Changeovers: l.Changeovers, Changebacks: l.Changebacks, Failures: l.Failures, LastFailure: l.LastFailure})
 		}
 	}
 	return out

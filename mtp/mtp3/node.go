@@ -148,8 +148,9 @@ type link struct {
 	// session bumps on each start: indications from an earlier start are
 	// ignored (but an MSU level 2 accepted before we failed the link is
 	// still delivered: its BSNT counted it).
-	session uint64
-	stats   LinkStats
+	session     uint64
+	lastFailure string
+	stats       LinkStats
 }
 
 // LinkStats are a link's counters.
@@ -597,11 +598,11 @@ func (n *Node) linkAvailable(l *link) {
 		if ls.traRx {
 			n.restartDone(ls)
 		} else {
-			n.assign(ls, nil) // the mapping is ready when the restart ends
+			n.assign(ls) // the mapping is ready when the restart ends
 		}
 		return
 	}
-	n.assign(ls, l)
+	n.assign(ls)
 }
 
 func (n *Node) restartDone(ls *linkset) {
@@ -610,7 +611,7 @@ func (n *Node) restartDone(ls *linkset) {
 	}
 	stopTimer(ls.rsTimer)
 	ls.allowed = true
-	n.assign(ls, nil)
+	n.assign(ls)
 	n.reachability()
 }
 
@@ -637,7 +638,7 @@ func (n *Node) linkFailed(l *link, reason string) {
 	}
 	moved := n.slsOf(ls, l)
 	alt := n.available(ls)
-	_ = reason
+	l.lastFailure = reason
 	if was != lsAvailable || len(moved) == 0 && !anyCarries(ls, l) {
 		// It carried nothing: no changeover, just restart it.
 		_ = l.l2.Retrieve(0, false)
@@ -698,7 +699,7 @@ func (n *Node) endChangeover(l *link, epoch uint64, fsnc uint32, ok bool) {
 	stopTimer(l.coTimer)
 	ls := l.ls
 	moved := n.slsOf(ls, l)
-	n.assign(ls, nil)
+	n.assign(ls)
 	// Retrieved MSUs go ahead of those held during the changeover: they were
 	// sent first. Management and test messages concerned the failed link
 	// only and are not resent.
@@ -802,10 +803,10 @@ func (n *Node) pick(ls *linkset, s uint8, avail []*link) *link {
 }
 
 // assign recomputes the SLS mapping. SLSs that would move from a link that
-// is still available onto restored (a link just back) go there by
+// is still available onto another (a link just back) go there by
 // changeback; others (from nothing, or from failed links whose changeover
 // is over) are simply set.
-func (n *Node) assign(ls *linkset, restored *link) {
+func (n *Node) assign(ls *linkset) {
 	avail := n.available(ls)
 	type move struct{ from, to *link }
 	var back map[move][]uint8
@@ -833,7 +834,6 @@ func (n *Node) assign(ls *linkset, restored *link) {
 	// One changeback per pair of alternative and restored link: a CBD on the
 	// alternative after the last MSU it carried for those SLSs; the CBA
 	// says the peer has them all (Q.704 §6.2, §6.3).
-	_ = restored
 	for mv, ss := range back {
 		target := mv.to
 		ls.cbSeq++
@@ -1301,6 +1301,7 @@ type LinkStatus struct {
 	Changebacks   uint64
 	Retrieved     uint64
 	Failures      uint64
+	LastFailure   string
 }
 
 // LinksetStatus is one linkset's state.
@@ -1323,7 +1324,7 @@ func (n *Node) Status() []LinksetStatus {
 				SLS: len(n.slsOf(ls, l)), MSUsOut: l.stats.MSUsOut.Load(), MSUsIn: l.stats.MSUsIn.Load(),
 				SLTPassed: l.stats.SLTPassed.Load(), SLTFailed: l.stats.SLTBad.Load(),
 				Changeovers: l.stats.Changeovers.Load(), Changebacks: l.stats.Changebacks.Load(),
-				Retrieved: l.stats.Retrieved.Load(), Failures: l.stats.Failures.Load()})
+				Retrieved: l.stats.Retrieved.Load(), Failures: l.stats.Failures.Load(), LastFailure: l.lastFailure})
 		}
 		out = append(out, st)
 	}
