@@ -129,7 +129,15 @@ func Run(ctx context.Context, o Options) error {
 	var m3 *mtp3Parts
 	gwOpts := []gateway.Option{}
 	if cfg.MTP3 != nil {
-		if m3, err = buildMTP3(cfg.MTP3, capW); err != nil {
+		if m3, err = buildMTP3(cfg.MTP3, capW, func(name string, adj mtp.PointCode, up bool) {
+			a := linksetAlarm(name, adj, up)
+			ev := log.Warn()
+			if up {
+				ev = log.Info()
+			}
+			ev.Str("part", "mtp3").Str("linkset", name).Uint32("adjacent", uint32(adj)).Msg(a.Text)
+			srv.RaiseAlarm(a)
+		}); err != nil {
 			return err
 		}
 		gwOpts = append(gwOpts, gateway.WithMTP(m3.node, m3.linkStatus))

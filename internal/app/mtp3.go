@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/isupgw/isupgw/gateway"
+	"github.com/isupgw/isupgw/host"
 	"github.com/isupgw/isupgw/internal/config"
+	"github.com/isupgw/isupgw/mtp"
 	"github.com/isupgw/isupgw/mtp/capture"
 	"github.com/isupgw/isupgw/mtp/m2pa"
 	"github.com/isupgw/isupgw/mtp/mtp2"
@@ -26,9 +28,10 @@ type mtp3Parts struct {
 // buildMTP3 makes the links of the plan (nothing is opened yet) and the node.
 // With a capture writer, M2PA links write what they send and receive to it
 // as SCTP with PPID 5, which tshark decodes down to ISUP.
-func buildMTP3(p *config.MTP3Plan, capW *capture.Writer) (*mtp3Parts, error) {
+func buildMTP3(p *config.MTP3Plan, capW *capture.Writer, onLinkset func(name string, adj mtp.PointCode, up bool)) (*mtp3Parts, error) {
 	parts := &mtp3Parts{}
 	nc := p.Node
+	nc.OnLinkset = onLinkset
 	nc.Linksets = append([]mtp3.LinksetConfig(nil), p.Node.Linksets...)
 	for i := range nc.Linksets {
 		for _, lp := range p.Links[i] {
@@ -74,6 +77,19 @@ func buildMTP3(p *config.MTP3Plan, capW *capture.Writer) (*mtp3Parts, error) {
 	}
 	parts.node = n
 	return parts, nil
+}
+
+// AlarmLinkset is raised to the hosts when a linkset that carried traffic
+// has no link left, and cleared when traffic restarts on it.
+const AlarmLinkset uint16 = 0x0F
+
+func linksetAlarm(name string, adj mtp.PointCode, up bool) host.Alarm {
+	text := fmt.Sprintf("SS7 linkset %s to %d unavailable: no signalling link in service", name, adj)
+	if up {
+		text = fmt.Sprintf("SS7 linkset %s to %d restored", name, adj)
+	}
+	return host.Alarm{Number: AlarmLinkset, Severity: 3, Cleared: up, Text: text,
+		Data: map[string]any{"dpc": uint32(adj), "linkset": name}}
 }
 
 // start opens the links (listeners bound, dialling begun) and activates them.

@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/isupgw/isupgw/host/client"
 )
 
 const yamlM2PA = `point_code: %d
@@ -65,6 +69,27 @@ func TestTwoGatewaysOverM2PA(t *testing.T) {
 	for _, want := range []string{"LINKSET", "peer/0", "peer/1", "available"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	// B stops: A's linkset is lost, and its hosts hear of it.
+	b.sigs <- syscall.SIGTERM
+	select {
+	case err := <-b.err:
+		if err != nil {
+			t.Fatalf("B stopped with %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("B did not stop")
+	}
+	alarmed := time.After(15 * time.Second)
+	for done := false; !done; {
+		select {
+		case e := <-hostA.Events():
+			if al, ok := e.(*client.Alarm); ok && al.Number == AlarmLinkset && !al.Cleared && al.Data["linkset"] == "peer" {
+				done = true
+			}
+		case <-alarmed:
+			t.Fatal("no linkset alarm at A's host after B stopped")
 		}
 	}
 	var msuOut, msuIn uint64

@@ -90,6 +90,10 @@ type Config struct {
 	// and 3; each abates below half its onset (Q.704 §3.8.2, T1.111.4
 	// §3.8.2.2). Default 256, 1024, 2048.
 	CongestionOnset [3]int
+	// OnLinkset, when set, hears of a linkset lost (no link left) and
+	// restored (traffic restarted): for alarms. It runs outside the node's
+	// lock, like the link starts and stops.
+	OnLinkset func(name string, adjacent mtp.PointCode, available bool)
 	// InlineControl runs link starts and stops on the goroutine that decided
 	// them, after the node's lock is released, instead of on the node's
 	// control goroutine: for tests with links that never call back
@@ -180,6 +184,7 @@ type linkset struct {
 	traTx     bool // TRA sent since the linkset came up
 	traRx     bool // TRA received
 	allowed   bool // traffic restart done: carries traffic
+	lost      bool // went down after carrying traffic (an alarm is up)
 	rsTimer   l2.Timer
 	epoch     uint64
 	congLevel uint8 // the highest of its links'
@@ -613,6 +618,17 @@ func (n *Node) restartDone(ls *linkset) {
 	ls.allowed = true
 	n.assign(ls)
 	n.reachability()
+	if ls.lost {
+		ls.lost = false
+		n.linksetEvent(ls, true)
+	}
+}
+
+func (n *Node) linksetEvent(ls *linkset, up bool) {
+	if f := n.cfg.OnLinkset; f != nil {
+		name, adj := ls.name, ls.adj
+		n.ctl = append(n.ctl, func() { f(name, adj, up) })
+	}
 }
 
 // linkFailed: level 2 lost the link, or its test failed, or the peer ordered
@@ -751,6 +767,10 @@ func (n *Node) linksetDown(ls *linkset) {
 	}
 	ls.epoch++
 	stopTimer(ls.rsTimer)
+	if ls.allowed {
+		ls.lost = true
+		n.linksetEvent(ls, false)
+	}
 	ls.traTx, ls.traRx, ls.allowed = false, false, false
 	ls.congLevel, ls.congPoll = 0, false
 	clear(ls.prohibited)

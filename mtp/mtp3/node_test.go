@@ -3,6 +3,7 @@ package mtp3
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -165,6 +166,10 @@ func TestChangeoverRetrievesAndChangebackKeepsOrder(t *testing.T) {
 
 func TestBothLinksDownPausesAndOneBackResumes(t *testing.T) {
 	w := newNet(t, 2, ITU)
+	var linksetEvents []string
+	w.a.cfg.OnLinkset = func(name string, adj mtp.PointCode, up bool) {
+		linksetEvents = append(linksetEvents, fmt.Sprintf("%s %d %v", name, adj, up))
+	}
 	w.start()
 	waitEvent(t, w.a, isResume(2), "resume at A")
 	waitEvent(t, w.a, isResume(102), "resume of the routed PC 102 at A")
@@ -185,6 +190,10 @@ func TestBothLinksDownPausesAndOneBackResumes(t *testing.T) {
 	}
 	w.pump()
 	collect(t, w.b, 1)
+	// The first activation is no restoration: only the loss and the return.
+	if fmt.Sprint(linksetEvents) != "[ls 2 false ls 2 true]" {
+		t.Fatalf("linkset events %v", linksetEvents)
+	}
 }
 
 func TestRestartWaitsForTRAOrTimer(t *testing.T) {
