@@ -182,6 +182,7 @@ func Run(ctx context.Context, o Options) error {
 
 	handler, err := metrics.Handler(metrics.NewCollector(metrics.Sources{
 		Stack: gw.Stack.Stats, M3UA: gw.Endpoint.Stats(), Peers: gw.PeerStates, Control: gw.Control.Snapshot, Host: srv.Metrics,
+		Links: m3.metrics,
 	}), func() any { return gw.Status() })
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/isupgw/isupgw/gateway"
 	"github.com/isupgw/isupgw/host"
 	"github.com/isupgw/isupgw/internal/config"
+	"github.com/isupgw/isupgw/internal/metrics"
 	"github.com/isupgw/isupgw/mtp"
 	"github.com/isupgw/isupgw/mtp/capture"
 	"github.com/isupgw/isupgw/mtp/m2pa"
@@ -122,6 +123,20 @@ func (m *mtp3Parts) linkStatus() []gateway.LinkStatus {
 				MSUsOut: l.MSUsOut, MSUsIn: l.MSUsIn, SLTPassed: l.SLTPassed, SLTFailed: l.SLTFailed,
 				Changeovers: l.Changeovers, Changebacks: l.Changebacks, Failures: l.Failures, LastFailure: l.LastFailure})
 		}
+	}
+	return out
+}
+
+// metrics is the links for /metrics (nil without an mtp3 section).
+func (m *mtp3Parts) metrics() []metrics.Link {
+	if m == nil {
+		return nil
+	}
+	var out []metrics.Link
+	for _, l := range m.linkStatus() {
+		out = append(out, metrics.Link{Linkset: l.Linkset, Name: l.Link, Available: l.State == "available",
+			MSUsOut: l.MSUsOut, MSUsIn: l.MSUsIn, SLTPassed: l.SLTPassed, SLTFailed: l.SLTFailed,
+			Changeovers: l.Changeovers, Changebacks: l.Changebacks, Failures: l.Failures})
 	}
 	return out
 }

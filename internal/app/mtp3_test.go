@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"syscall"
@@ -69,6 +71,17 @@ func TestTwoGatewaysOverM2PA(t *testing.T) {
 	for _, want := range []string{"LINKSET", "peer/0", "peer/1", "available"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	resp, err := http.Get("http://" + a.run.MetricsAddr.String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`isupgw_mtp3_link_available{link="peer/0",linkset="peer"} 1`, `isupgw_mtp3_link_tests_total{link="peer/1",linkset="peer",result="passed"}`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
 		}
 	}
 	// B stops: A's linkset is lost, and its hosts hear of it.
