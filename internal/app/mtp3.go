@@ -22,6 +22,7 @@ import (
 // mtp3Parts is the own MTP3 node and the signalling links under it.
 type mtp3Parts struct {
 	node  *mtp3.Node
+	m2pa  []*m2pa.Link // in plan order (fault tests reach them here)
 	opens []func() error
 	stops []func() error
 }
@@ -55,6 +56,7 @@ func buildMTP3(p *config.MTP3Plan, capW *capture.Writer, onLinkset func(name str
 				}
 				l.Emergency(p.Emergency)
 				lc = mtp3.LinkConfig{SLC: lp.SLC, Link: l}
+				parts.m2pa = append(parts.m2pa, l)
 				parts.opens = append(parts.opens, l.Open)
 				parts.stops = append(parts.stops, l.Close)
 			case config.LinkMTP2:

@@ -2,11 +2,13 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -112,5 +114,89 @@ func TestTwoGatewaysOverM2PA(t *testing.T) {
 	// Per call IAM and REL go out, ACM, ANM and RLC come in.
 	if msuOut < 5*2 || msuIn < 5*3 {
 		t.Fatalf("A's links carried %d MSUs out and %d in for 5 calls", msuOut, msuIn)
+	}
+}
+
+// TestM2PAFaultsBetweenGateways: calls flow from A to B while one M2PA
+// link's association is aborted (changeover) and comes back (changeback),
+// and none fails; with both links held down the destination pauses and an
+// outseize is refused with destination unavailable; one link back resumes
+// it.
+func TestM2PAFaultsBetweenGateways(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p0, p1 := freeUDPPort(t), freeUDPPort(t)
+	y := strings.ReplaceAll(yamlM2PA, `cics: ["1-8"]`, `cics: ["1-64"]`)
+	a := start(t, ctx, fmt.Sprintf(y, 1, 2, "listen", p0, "listen", p1, 2))
+	b := start(t, ctx, fmt.Sprintf(y, 2, 1, "connect", p0, "connect", p1, 1))
+	ready := func(p *proc) func() bool {
+		return func() bool {
+			st := p.run.Gateway.Status()
+			if len(st.Destinations) != 1 || !st.Destinations[0].Available || st.Circuits["idle"] != 64 {
+				return false
+			}
+			for _, l := range st.Links {
+				if l.State != "available" {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	eventually(t, "A ready", ready(a))
+	eventually(t, "B ready", ready(b))
+	hostB := dial(t, b, true)
+	answerCtx, stopAnswer := context.WithCancel(ctx)
+	defer stopAnswer()
+	go answerAll(answerCtx, hostB)
+	const workers, calls = 8, 400
+	var next, done, failed atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		h := dial(t, a, false)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= calls {
+				if !oneCall(ctx, h) {
+					failed.Add(1)
+				}
+				done.Add(1)
+			}
+		}()
+	}
+	eventually(t, "a quarter of the calls", func() bool { return done.Load() >= calls/4 })
+	// A controls the odd CICs (the lower point code), whose SLS (CIC & 15)
+	// is odd: link 1 carries the calls. Its association goes.
+	a.run.mtp3.m2pa[1].Abort()
+	atAbort := done.Load()
+	eventually(t, "link 1 changed over and back", func() bool {
+		l := a.run.Gateway.Status().Links[1]
+		return l.Changeovers > 0 && l.State == "available" && l.Changebacks > 0
+	})
+	wg.Wait()
+	if f := failed.Load(); f != 0 {
+		t.Fatalf("%d of %d calls failed across the changeover and changeback", f, calls)
+	}
+	st := a.run.Gateway.Status()
+	t.Logf("%d of %d calls done when link 1's association was aborted; link 0: %+v; link 1: %+v", atAbort, calls, st.Links[0], st.Links[1])
+	if st.Links[0].MSUsOut == 0 {
+		t.Fatal("link 0 never carried the calls of link 1 during the changeover")
+	}
+	// Both links down.
+	for _, l := range b.run.mtp3.m2pa {
+		l.Hold(true)
+	}
+	eventually(t, "A pauses B", func() bool { return !a.run.Gateway.Status().Destinations[0].Available })
+	h := dial(t, a, false)
+	_, err := h.Outseize(ctx, client.Outseize{DPC: 2, Called: "4930123456"})
+	var nak *client.Nak
+	if !errors.As(err, &nak) || nak.Status != 0x0102 {
+		t.Fatalf("outseize with the linkset down: %v (want nak 0x0102 destination unavailable)", err)
+	}
+	b.run.mtp3.m2pa[1].Hold(false)
+	eventually(t, "A resumes B on one link", func() bool { return a.run.Gateway.Status().Destinations[0].Available })
+	if !oneCall(ctx, h) {
+		t.Fatal("a call after the resume failed")
 	}
 }
