@@ -24,6 +24,7 @@ const (
 	FramingM3UADraft                    // pre-RFC M3UA (draft 6): Protocol Data holds an MTP3 MSU
 	FramingMTP2                         // MSU taken from an MTP2 frame
 	FramingMTP3                         // MSU on the MTP3 link type
+	FramingM2PA                         // MSU from M2PA User Data (RFC 4165) over SCTP
 )
 
 func (f Framing) String() string {
@@ -36,6 +37,8 @@ func (f Framing) String() string {
 		return "MTP2"
 	case FramingMTP3:
 		return "MTP3"
+	case FramingM2PA:
+		return "M2PA"
 	}
 	return fmt.Sprintf("Framing(%d)", uint8(f))
 }
@@ -95,6 +98,7 @@ type Stats struct {
 	NonM3UA     int // SCTP user messages with a PPID other than M3UA
 	ReasmDrops  int // SCTP fragments dropped: gap in TSN/FSN, too large, or no first fragment
 	MTP2NonMSU  int // MTP2 FISUs and LSSUs
+	M2PALink    int // M2PA link status messages and empty User Data (acknowledgements)
 }
 
 // Reader reads Messages from a pcap or pcapng capture. It is not safe for

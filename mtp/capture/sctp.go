@@ -2,6 +2,7 @@ package capture
 
 import (
 	"encoding/binary"
+	"fmt"
 	"net/netip"
 )
 
@@ -24,6 +25,9 @@ const (
 	ppidM3UA        = 3
 	ppidM3UASwapped = 0x03000000
 	portM3UA        = 2905
+	// M2PA (RFC 4165 §7.2): PPID 5, port 3565.
+	ppidM2PA = 5
+	portM2PA = 3565
 )
 
 // decodeSCTP walks the chunks of one SCTP packet. DATA chunks before a
@@ -126,6 +130,9 @@ func (r *Reader) dataChunk(src, dst netip.AddrPort, d dataChunk) error {
 // userMessage decodes one complete SCTP user message. data may alias the
 // frame; the M3UA decoder copies what it keeps.
 func (r *Reader) userMessage(src, dst netip.AddrPort, stream uint16, ppid uint32, data []byte) error {
+	if ppid == ppidM2PA || ppid != ppidM3UA && (src.Port() == portM2PA || dst.Port() == portM2PA) {
+		return r.m2pa(src, dst, stream, ppid, data)
+	}
 	if ppid != ppidM3UA && ppid != ppidM3UASwapped && src.Port() != portM3UA && dst.Port() != portM3UA {
 		r.stats.NonM3UA++
 		return nil
@@ -135,6 +142,29 @@ func (r *Reader) userMessage(src, dst netip.AddrPort, stream uint16, ppid uint32
 		return err
 	}
 	m.Src, m.Dst, m.Stream, m.PPID = src, dst, stream, ppid
+	r.emit(m)
+	return nil
+}
+
+// m2pa emits the MSU of an M2PA User Data message (RFC 4165 §2.3.1: the
+// 16-octet header, the PRI octet, then SIO and SIF); link status messages and
+// empty User Data (acknowledgements) are counted in Stats.M2PALink.
+func (r *Reader) m2pa(src, dst netip.AddrPort, stream uint16, ppid uint32, data []byte) error {
+	const header = 16
+	if len(data) < header {
+		return truncated("M2PA header")
+	}
+	if data[0] != 1 || data[2] != 11 {
+		return malformed(fmt.Sprintf("M2PA version %d class %d (want 1 and 11)", data[0], data[2]))
+	}
+	if data[3] != 1 || len(data) <= header+1 {
+		r.stats.M2PALink++
+		return nil
+	}
+	m := Message{Framing: FramingM2PA, Src: src, Dst: dst, Stream: stream, PPID: ppid}
+	if err := parseMSU(&m, append([]byte(nil), data[header+1:]...), r.cfg.ansi); err != nil {
+		return err
+	}
 	r.emit(m)
 	return nil
 }
