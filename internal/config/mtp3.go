@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/isupgw/isupgw/mtp"
 	"github.com/isupgw/isupgw/mtp/m2pa"
@@ -23,6 +24,19 @@ type MTP3 struct {
 	EmergencyAlignment bool          `yaml:"emergency_alignment"`
 	Linksets           []MTP3Linkset `yaml:"linksets"`
 	Routes             []MTP3Route   `yaml:"routes"`
+	Timers             MTP3Timers    `yaml:"timers"`
+}
+
+// MTP3Timers are the node's timers (Q.704 §16.8, Q.707 §5.8); unset ones
+// keep their defaults (mtp3.DefaultTimers).
+type MTP3Timers struct {
+	T2      Duration `yaml:"t2"`      // changeover acknowledgement
+	T4      Duration `yaml:"t4"`      // changeback acknowledgement, first try
+	T5      Duration `yaml:"t5"`      // changeback acknowledgement, second try
+	T17     Duration `yaml:"t17"`     // before a failed link starts again
+	SLTT1   Duration `yaml:"slt_t1"`  // SLTA supervision
+	SLTT2   Duration `yaml:"slt_t2"`  // interval of the periodic link test
+	Restart Duration `yaml:"restart"` // wait for the adjacent point's TRA
 }
 
 // MTP3Linkset is the links to one adjacent signalling point.
@@ -86,6 +100,12 @@ func (v *validator) mtp3Plan(f *File, own mtp.PointCode, ni uint8, ansi bool) *M
 	}
 	// The gateway serves ISUP: other user parts are answered with UPU.
 	p := &MTP3Plan{Node: mtp3.Config{OPC: own, NI: ni, UserParts: []uint8{mtp.SIISUP}}, Emergency: c.EmergencyAlignment}
+	tm := c.Timers
+	p.Node.Timers = mtp3.Timers{T2: time.Duration(tm.T2), T4: time.Duration(tm.T4), T5: time.Duration(tm.T5), T17: time.Duration(tm.T17),
+		SLTT1: time.Duration(tm.SLTT1), SLTT2: time.Duration(tm.SLTT2), Restart: time.Duration(tm.Restart)}
+	if tm.SLTT1 != 0 && tm.SLTT2 != 0 && tm.SLTT1 >= tm.SLTT2 {
+		v.fail("mtp3.timers.slt_t1", "%v is not shorter than slt_t2 %v (the test must end before the next)", time.Duration(tm.SLTT1), time.Duration(tm.SLTT2))
+	}
 	if ansi {
 		p.Node.Variant = mtp3.ANSI
 	}
