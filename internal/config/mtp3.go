@@ -25,6 +25,20 @@ type MTP3 struct {
 	Linksets           []MTP3Linkset `yaml:"linksets"`
 	Routes             []MTP3Route   `yaml:"routes"`
 	Timers             MTP3Timers    `yaml:"timers"`
+	// LinkTimers are the level 2 timers of every link (RFC 4165 §4.1.4 for
+	// M2PA and Q.703 §12.3 for MTP2); unset ones keep their defaults.
+	LinkTimers LinkTimers `yaml:"link_timers"`
+}
+
+// LinkTimers are the level 2 timers.
+type LinkTimers struct {
+	T1  Duration `yaml:"t1"`  // aligned ready: waiting for the peer's Ready (FISU)
+	T2  Duration `yaml:"t2"`  // not aligned
+	T3  Duration `yaml:"t3"`  // aligned
+	T4N Duration `yaml:"t4n"` // normal proving period
+	T4E Duration `yaml:"t4e"` // emergency proving period
+	T6  Duration `yaml:"t6"`  // remote congestion
+	T7  Duration `yaml:"t7"`  // excessive delay of acknowledgement
 }
 
 // MTP3Timers are the node's timers (Q.704 §16.8, Q.707 §5.8); unset ones
@@ -160,7 +174,10 @@ func (v *validator) mtp3Plan(f *File, own mtp.PointCode, ni uint8, ansi bool) *M
 				if l.ConnectSocket != "" || l.ListenSocket != "" {
 					v.fail(lp, "connect_socket and listen_socket are for mtp2-lab-socket links")
 				}
-				plan.M2PA = m2pa.Config{Name: plan.Name, Transport: kind}
+				lt := c.LinkTimers
+				plan.M2PA = m2pa.Config{Name: plan.Name, Transport: kind, Timers: m2pa.Timers{T1: time.Duration(lt.T1), T2: time.Duration(lt.T2),
+					T3: time.Duration(lt.T3), T4N: time.Duration(lt.T4N), T4E: time.Duration(lt.T4E), T6: time.Duration(lt.T6), T7: time.Duration(lt.T7),
+					AckDelay: m2pa.DefaultTimers().AckDelay}}
 				if l.Connect != nil {
 					plan.M2PA.Dial = netipAddrPort(*l.Connect)
 				}
@@ -174,7 +191,10 @@ func (v *validator) mtp3Plan(f *File, own mtp.PointCode, ni uint8, ansi bool) *M
 				if l.Connect != nil || l.Listen != nil {
 					v.fail(lp, "connect and listen are for m2pa links (want connect_socket or listen_socket)")
 				}
-				plan.MTP2 = mtp2.Config{Name: plan.Name, Path: l.ConnectSocket}
+				lt := c.LinkTimers
+				plan.MTP2 = mtp2.Config{Name: plan.Name, Path: l.ConnectSocket, Timers: mtp2.Timers{T1: time.Duration(lt.T1), T2: time.Duration(lt.T2),
+					T3: time.Duration(lt.T3), T4N: time.Duration(lt.T4N), T4E: time.Duration(lt.T4E), T6: time.Duration(lt.T6), T7: time.Duration(lt.T7),
+					AckDelay: mtp2.DefaultTimers().AckDelay}}
 				if l.ListenSocket != "" {
 					plan.MTP2.Path, plan.MTP2.Listen = l.ListenSocket, true
 				}

@@ -36,6 +36,7 @@ mtp3:
       linkset: exchange-b
       priority: 1
   timers: {t17: 2s, slt_t2: 60s}
+  link_timers: {t4n: 2300ms}
 circuit_groups:
   - name: b
     point_code: 2
@@ -75,6 +76,9 @@ func TestMTP3SectionBuildsPlan(t *testing.T) {
 	}
 	if p.Node.Timers.T17 != 2*time.Second || p.Node.Timers.SLTT2 != time.Minute || p.Node.Timers.T2 != 0 {
 		t.Fatalf("timers %+v", p.Node.Timers)
+	}
+	if a.M2PA.Timers.T4N != 2300*time.Millisecond || lab.MTP2.Timers.T4N != 2300*time.Millisecond || a.M2PA.Timers.T7 != 0 || a.M2PA.Timers.AckDelay == 0 {
+		t.Fatalf("link timers %+v %+v", a.M2PA.Timers, lab.MTP2.Timers)
 	}
 	if len(cfg.Gateway.M3UA.Peers) != 0 {
 		t.Fatal("no m3ua peers were configured")
