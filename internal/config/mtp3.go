@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/isupgw/isupgw/mtp"
 	"github.com/isupgw/isupgw/mtp/m2pa"
@@ -23,6 +24,33 @@ type MTP3 struct {
 	EmergencyAlignment bool          `yaml:"emergency_alignment"`
 	Linksets           []MTP3Linkset `yaml:"linksets"`
 	Routes             []MTP3Route   `yaml:"routes"`
+	Timers             MTP3Timers    `yaml:"timers"`
+	// LinkTimers are the level 2 timers of every link (RFC 4165 §4.1.4 for
+	// M2PA and Q.703 §12.3 for MTP2); unset ones keep their defaults.
+	LinkTimers LinkTimers `yaml:"link_timers"`
+}
+
+// LinkTimers are the level 2 timers.
+type LinkTimers struct {
+	T1  Duration `yaml:"t1"`  // aligned ready: waiting for the peer's Ready (FISU)
+	T2  Duration `yaml:"t2"`  // not aligned
+	T3  Duration `yaml:"t3"`  // aligned
+	T4N Duration `yaml:"t4n"` // normal proving period
+	T4E Duration `yaml:"t4e"` // emergency proving period
+	T6  Duration `yaml:"t6"`  // remote congestion
+	T7  Duration `yaml:"t7"`  // excessive delay of acknowledgement
+}
+
+// MTP3Timers are the node's timers (Q.704 §16.8, Q.707 §5.8); unset ones
+// keep their defaults (mtp3.DefaultTimers).
+type MTP3Timers struct {
+	T2      Duration `yaml:"t2"`      // changeover acknowledgement
+	T4      Duration `yaml:"t4"`      // changeback acknowledgement, first try
+	T5      Duration `yaml:"t5"`      // changeback acknowledgement, second try
+	T17     Duration `yaml:"t17"`     // before a failed link starts again
+	SLTT1   Duration `yaml:"slt_t1"`  // SLTA supervision
+	SLTT2   Duration `yaml:"slt_t2"`  // interval of the periodic link test
+	Restart Duration `yaml:"restart"` // wait for the adjacent point's TRA
 }
 
 // MTP3Linkset is the links to one adjacent signalling point.
@@ -86,6 +114,12 @@ func (v *validator) mtp3Plan(f *File, own mtp.PointCode, ni uint8, ansi bool) *M
 	}
 	// The gateway serves ISUP: other user parts are answered with UPU.
 	p := &MTP3Plan{Node: mtp3.Config{OPC: own, NI: ni, UserParts: []uint8{mtp.SIISUP}}, Emergency: c.EmergencyAlignment}
+	tm := c.Timers
+	p.Node.Timers = mtp3.Timers{T2: time.Duration(tm.T2), T4: time.Duration(tm.T4), T5: time.Duration(tm.T5), T17: time.Duration(tm.T17),
+		SLTT1: time.Duration(tm.SLTT1), SLTT2: time.Duration(tm.SLTT2), Restart: time.Duration(tm.Restart)}
+	if tm.SLTT1 != 0 && tm.SLTT2 != 0 && tm.SLTT1 >= tm.SLTT2 {
+		v.fail("mtp3.timers.slt_t1", "%v is not shorter than slt_t2 %v (the test must end before the next)", time.Duration(tm.SLTT1), time.Duration(tm.SLTT2))
+	}
 	if ansi {
 		p.Node.Variant = mtp3.ANSI
 	}
@@ -140,7 +174,10 @@ func (v *validator) mtp3Plan(f *File, own mtp.PointCode, ni uint8, ansi bool) *M
 				if l.ConnectSocket != "" || l.ListenSocket != "" {
 					v.fail(lp, "connect_socket and listen_socket are for mtp2-lab-socket links")
 				}
-				plan.M2PA = m2pa.Config{Name: plan.Name, Transport: kind}
+				lt := c.LinkTimers
+				plan.M2PA = m2pa.Config{Name: plan.Name, Transport: kind, Timers: m2pa.Timers{T1: time.Duration(lt.T1), T2: time.Duration(lt.T2),
+					T3: time.Duration(lt.T3), T4N: time.Duration(lt.T4N), T4E: time.Duration(lt.T4E), T6: time.Duration(lt.T6), T7: time.Duration(lt.T7),
+					AckDelay: m2pa.DefaultTimers().AckDelay}}
 				if l.Connect != nil {
 					plan.M2PA.Dial = netipAddrPort(*l.Connect)
 				}
@@ -154,7 +191,10 @@ func (v *validator) mtp3Plan(f *File, own mtp.PointCode, ni uint8, ansi bool) *M
 				if l.Connect != nil || l.Listen != nil {
 					v.fail(lp, "connect and listen are for m2pa links (want connect_socket or listen_socket)")
 				}
-				plan.MTP2 = mtp2.Config{Name: plan.Name, Path: l.ConnectSocket}
+				lt := c.LinkTimers
+				plan.MTP2 = mtp2.Config{Name: plan.Name, Path: l.ConnectSocket, Timers: mtp2.Timers{T1: time.Duration(lt.T1), T2: time.Duration(lt.T2),
+					T3: time.Duration(lt.T3), T4N: time.Duration(lt.T4N), T4E: time.Duration(lt.T4E), T6: time.Duration(lt.T6), T7: time.Duration(lt.T7),
+					AckDelay: mtp2.DefaultTimers().AckDelay}}
 				if l.ListenSocket != "" {
 					plan.MTP2.Path, plan.MTP2.Listen = l.ListenSocket, true
 				}

@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/isupgw/isupgw/mtp/mtp3"
 	"github.com/isupgw/isupgw/mtp/transport"
@@ -34,6 +35,8 @@ mtp3:
     - point_code: 3
       linkset: exchange-b
       priority: 1
+  timers: {t17: 2s, slt_t2: 60s}
+  link_timers: {t4n: 2300ms}
 circuit_groups:
   - name: b
     point_code: 2
@@ -71,6 +74,12 @@ func TestMTP3SectionBuildsPlan(t *testing.T) {
 	if len(p.Node.Routes) != 1 || p.Node.Routes[0].DPC != 3 || p.Node.Routes[0].Linkset != "exchange-b" || p.Node.Routes[0].Priority != 1 {
 		t.Fatalf("routes %+v", p.Node.Routes)
 	}
+	if p.Node.Timers.T17 != 2*time.Second || p.Node.Timers.SLTT2 != time.Minute || p.Node.Timers.T2 != 0 {
+		t.Fatalf("timers %+v", p.Node.Timers)
+	}
+	if a.M2PA.Timers.T4N != 2300*time.Millisecond || lab.MTP2.Timers.T4N != 2300*time.Millisecond || a.M2PA.Timers.T7 != 0 || a.M2PA.Timers.AckDelay == 0 {
+		t.Fatalf("link timers %+v %+v", a.M2PA.Timers, lab.MTP2.Timers)
+	}
 	if len(cfg.Gateway.M3UA.Peers) != 0 {
 		t.Fatal("no m3ua peers were configured")
 	}
@@ -84,6 +93,8 @@ func TestMTP3SectionErrorsNameLineAndField(t *testing.T) {
 		{"      linkset: exchange-b", "      linkset: nowhere", `mtp3.routes[0].linkset: "nowhere" is not a linkset`},
 		{"      adjacent: 5", "      adjacent: 1", "mtp3.linksets[1].adjacent: 1 is our own point code"},
 		{"  - name: lab\n    point_code: 5", "  - name: lab\n    point_code: 9", "no m3ua peer routes point code 9"},
+		{"timers: {t17: 2s, slt_t2: 60s}", "timers: {slt_t1: 90s, slt_t2: 60s}", "mtp3.timers.slt_t1: 1m30s is not shorter than slt_t2"},
+		{"timers: {t17: 2s, slt_t2: 60s}", "timers: {t17: soon}", "not a duration"},
 	}
 	for _, c := range cases {
 		y := strings.Replace(withMTP3, c.from, c.to, 1)

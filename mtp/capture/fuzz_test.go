@@ -114,6 +114,10 @@ func fuzzSeeds(f *testing.F) [][]byte {
 		} else {
 			_ = w.WriteM3UA(ts, src, dst, 1, DataMessage(1, 2, 5, 2, 0, 3, iamCIC1, 9))
 			_ = w.WriteM3UA(ts, dst, src, 0, []byte{1, 0, 3, 4, 0, 0, 0, 8})
+			// M2PA: a User Data message with an MSU, and a Link Status.
+			ud := append([]byte{1, 0, 11, 1, 0, 0, 0, byte(17 + 5 + len(iamCIC1)), 0, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0x85, 2, 0x40, 0, 0}, iamCIC1...)
+			_ = w.WriteSCTP(ts, src, dst, 1, ppidM2PA, ud)
+			_ = w.WriteSCTP(ts, dst, src, 0, ppidM2PA, []byte{1, 0, 11, 2, 0, 0, 0, 20, 0, 0xff, 0xff, 0xff, 0, 0xff, 0xff, 0xff, 0, 0, 0, 4})
 		}
 		body(c.link, buf.Bytes())
 	}

@@ -3,6 +3,7 @@ package mtp2
 import (
 	"encoding/binary"
 	"net"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -232,5 +233,47 @@ func TestSocketLinkAgainstQ703Peer(t *testing.T) {
 	close(peer.sendSIOS)
 	if e := recv(t, u.ev, "out of service on SIOS"); e != "out of service" {
 		t.Fatal(e)
+	}
+}
+
+// TestPathListenAndDial: two links on a socket path, one listening and one
+// dialling, align and carry an MSU; the dialler's end closing takes the
+// listener's link out of service, and a new dialler brings it back.
+func TestPathListenAndDial(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lab.sock")
+	tm := DefaultTimers()
+	tm.T4N = 30 * time.Millisecond
+	tm.Repeat = 50 * time.Millisecond
+	srv, _ := New(Config{Name: "srv", Path: path, Listen: true, Timers: tm})
+	if err := srv.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	us := &chanUser{ev: make(chan string, 16), msu: make(chan []byte, 16)}
+	srv.Start(us)
+	for round := range 2 {
+		cli, _ := New(Config{Name: "cli", Path: path, Timers: tm, Redial: 20 * time.Millisecond})
+		if err := cli.Open(); err != nil {
+			t.Fatal(err)
+		}
+		uc := &chanUser{ev: make(chan string, 16), msu: make(chan []byte, 16)}
+		cli.Start(uc)
+		if e := recv(t, uc.ev, "client in service"); e != "in service" {
+			t.Fatal(e)
+		}
+		if e := recv(t, us.ev, "server in service"); e != "in service" {
+			t.Fatal(e)
+		}
+		if err := cli.Send(0, []byte{0x85, 1, 2, byte(round)}); err != nil {
+			t.Fatal(err)
+		}
+		if m := recv(t, us.msu, "MSU at the server"); m[3] != byte(round) {
+			t.Fatalf("round %d: %v", round, m)
+		}
+		cli.Close()
+		if e := recv(t, us.ev, "server out of service"); e != "out of service" {
+			t.Fatal(e)
+		}
+		srv.Start(us) // as MTP3 restarts a failed link
 	}
 }

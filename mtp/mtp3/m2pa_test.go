@@ -259,3 +259,55 @@ func TestTwoNodesOverM2PA(t *testing.T) {
 		t.Fatalf("after resume: %+v / %+v", a.Status()[0].Links[0], l)
 	}
 }
+
+// TestCloseWithUndrainedIndications: a node whose user stopped reading
+// holds its M2PA link's reader back (back-pressure); Close must still
+// return, which needs the queues to open before the links stop.
+func TestCloseWithUndrainedIndications(t *testing.T) {
+	srv, _ := m2pa.New(m2pa.Config{Name: "a0", Transport: transport.KindUDP, Listen: netip.MustParseAddrPort("127.0.0.1:0"), Timers: linkTimers()})
+	if err := srv.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cli, _ := m2pa.New(m2pa.Config{Name: "b0", Transport: transport.KindUDP, Dial: srv.Addr(), Timers: linkTimers(), Redial: 50 * time.Millisecond})
+	if err := cli.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	mk := func(opc, adj mtp.PointCode, l *m2pa.Link, q int) *mtp3.Node {
+		n, err := mtp3.New(mtp3.Config{Variant: mtp3.ITU, OPC: opc, NI: 2, Timers: nodeTimers(), IndicationQueue: q,
+			Linksets: []mtp3.LinksetConfig{{Name: "ls", Adjacent: adj, Links: []mtp3.LinkConfig{{SLC: 0, Link: l}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	a, b := mk(1, 2, srv, 1), mk(2, 1, cli, 0)
+	defer b.Close()
+	go func() {
+		for range b.Indications() {
+		}
+	}()
+	sb := drain(b)
+	a.Start()
+	b.Start()
+	sb.until(t, "resume at B", func(_ []mtp.Message, e []mtp.Event) bool { return lastReach(e, 1) == "resume" })
+	for i := range 200 {
+		if err := b.Transfer(&mtp.Message{Label: mtp.Label{DPC: 1, SI: mtp.SIISUP, SLS: uint8(i)}, Payload: []byte{1, 2, 3}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A's user reads nothing: its link reader ends up waiting for room.
+	deadline := time.Now().Add(10 * time.Second)
+	for srv.Stats().ReceivedMSU.Load() < 6 && time.Now().Before(deadline) { // SLTM, SLTA, TRA, then 3 ISUP: the third waits for room
+		time.Sleep(10 * time.Millisecond) // polling a counter of another goroutine's progress
+	}
+	t.Logf("A's link received %d MSUs", srv.Stats().ReceivedMSU.Load())
+	done := make(chan struct{})
+	go func() { a.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close hung behind a link reader waiting for the user")
+	}
+}

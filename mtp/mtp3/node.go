@@ -393,12 +393,14 @@ func (n *Node) Close() {
 		}
 	}
 	n.mu.Unlock()
-	for _, l := range links {
-		l.Stop()
-	}
+	// The queues close first: a link reader waiting for room in them must
+	// not keep its link's Stop waiting.
 	close(n.done)
 	n.ind.close()
 	n.ev.close()
+	for _, l := range links {
+		l.Stop()
+	}
 }
 
 func stopTimer(t l2.Timer) {
