@@ -21,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 func run(t *testing.T, stdin string, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	err := newApp(strings.NewReader(stdin), &out, &errOut).Run(append([]string{"isupgw"}, args...))
+	err := execute(strings.NewReader(stdin), &out, &errOut, append([]string{"isupgw"}, args...))
 	return out.String(), errOut.String(), err
 }
 

@@ -70,9 +70,6 @@ ANSI captures need --variant ansi.`,
 }
 
 func runReplay(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return fmt.Errorf("replay: want one capture file, got %d arguments", c.NArg())
-	}
 	path := c.Args().First()
 	v, err := isup.ParseVariant(c.String("variant"))
 	if err != nil {

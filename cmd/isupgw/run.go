@@ -22,7 +22,7 @@ SIGHUP reloads congestion thresholds, constraints and ISUP timers without
 dropping calls and logs what needs a restart; SIGTERM or SIGINT stops taking
 new calls, waits up to --drain-timeout for calls to end, releases the rest and
 shuts the associations down gracefully. Exit status: 0 stopped, 1 error,
-3 Code Red (restart me).`,
+2 usage error, 3 Code Red (restart me).`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "YAML configuration file"},
 			&cli.StringFlag{Name: "log-format", Usage: "json (default) or console"},
