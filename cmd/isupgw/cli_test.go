@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -11,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/isupgw/isupgw/internal/config"
 )
 
 // Every misuse of the command line is a usage error: exit status 2 (never 3,
@@ -191,5 +194,41 @@ func TestHelpStillWorks(t *testing.T) {
 		if !slices.ContainsFunc(strings.Split(out, "\n"), func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), name) }) {
 			t.Errorf("help lacks the %s command:\n%s", name, out)
 		}
+	}
+}
+
+func TestConfigCheckAndDefault(t *testing.T) {
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "broken.yaml")
+	good := filepath.Join(dir, "good.yaml")
+	def, _, err := run(t, "", "config", "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def != string(config.DefaultYAML()) || !strings.Contains(def, "# ") {
+		t.Fatalf("config default printed\n%s\nwant the embedded default with its comments", def)
+	}
+	if err := os.WriteFile(good, []byte(def), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(strings.Replace(def, "point_code: 1 ", "pointcode: 1 ", 1), `cics: ["1-31"]`, `cics: ["31-1"]`, 1)
+	if err := os.WriteFile(broken, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "", "config", "check", good)
+	if err != nil || !strings.HasPrefix(out, good+": ok: point code 1, 1 circuit groups with 31 circuits, 1 M3UA peers") {
+		t.Errorf("check of the default: err %v, printed %q", err, out)
+	}
+	out, stderr, err := run(t, "", "config", "check", good, broken)
+	if exitStatus(err) != 1 || err.Error() != "config check: 1 of 2 files have errors" {
+		t.Errorf("err %v (status %d), want 1 of 2 files with errors, status 1", err, exitStatus(err))
+	}
+	if !strings.Contains(out, good+": ok") {
+		t.Errorf("the good file is not reported ok: %q", out)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], broken+":6: pointcode: unknown field \"pointcode\" (did you mean point_code?)") ||
+		!strings.Contains(lines[1], broken+":22: circuit_groups[0].cics[0]: CIC range \"31-1\" is reversed") {
+		t.Errorf("errors printed:\n%s", stderr)
 	}
 }
