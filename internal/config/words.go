@@ -10,8 +10,8 @@ import (
 )
 
 var (
-	unknownFieldRE = regexp.MustCompile("^field (\\S+) not found in type config\\.(\\w+)$")
-	wrongTypeRE    = regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$")
+	unknownFieldRE = regexp.MustCompile(`^field (\S+) not found in type config\.(\w+)$`)
+	wrongTypeRE    = regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$") // a backquote inside: no raw string
 )
 
 // plainWords rewrites the YAML decoder's messages, which speak of Go types,
