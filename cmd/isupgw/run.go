@@ -21,7 +21,8 @@ default on loopback: point code 1, one adjacent exchange with point code 2).
 SIGHUP reloads congestion thresholds, constraints and ISUP timers without
 dropping calls and logs what needs a restart; SIGTERM or SIGINT stops taking
 new calls, waits up to --drain-timeout for calls to end, releases the rest and
-shuts the associations down gracefully. Exit status: 0 stopped, 1 error,
+shuts the associations down gracefully; a second SIGTERM or SIGINT during
+the wait releases the calls and stops at once. Exit status: 0 stopped, 1 error,
 2 usage error, 3 Code Red (restart me).`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "YAML configuration file"},
