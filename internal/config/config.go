@@ -237,6 +237,10 @@ type Config struct {
 	TokenGenerated bool
 }
 
+// TokenEnv is the environment variable that, when set, gives the host API
+// token instead of host_api.token and host_api.token_file.
+const TokenEnv = "ISUPGW_TOKEN"
+
 // Load reads a configuration file ("" for the embedded default).
 func Load(path string) (*Config, error) {
 	if path == "" {
@@ -644,7 +648,11 @@ func (v *validator) build(f *File) *Config {
 	// Host API.
 	h := host.Config{TCP: f.HostAPI.TCP, Unix: f.HostAPI.Unix, Token: f.HostAPI.Token, NoAuth: f.HostAPI.NoAuth,
 		QueueSize: f.HostAPI.QueueSize, MaxHosts: f.HostAPI.MaxHosts}
-	if f.HostAPI.TokenFile != "" {
+	if env := os.Getenv(TokenEnv); env != "" {
+		// A container passes its secret this way (docker run -e); it wins
+		// over the file's token and token_file.
+		h.Token = env
+	} else if f.HostAPI.TokenFile != "" {
 		b, err := os.ReadFile(f.HostAPI.TokenFile)
 		if err != nil {
 			v.fail("host_api.token_file", "%v", err)

@@ -256,6 +256,16 @@ func TestTokenFile(t *testing.T) {
 	if cfg.Host.Token != "s3cret" || cfg.TokenGenerated {
 		t.Fatalf("token %q", cfg.Host.Token)
 	}
+	// ISUPGW_TOKEN wins, and a token_file that is not there is then no error.
+	t.Setenv(TokenEnv, "from-env")
+	y = strings.Replace(string(DefaultYAML()), "host_api:\n", "host_api:\n  token_file: "+filepath.Join(dir, "absent")+"\n", 1)
+	if cfg, err := Parse("t.yaml", []byte(y)); err != nil || cfg.Host.Token != "from-env" || cfg.TokenGenerated {
+		t.Fatalf("with %s: err %v, token %q", TokenEnv, err, cfg.Host.Token)
+	}
+	t.Setenv(TokenEnv, "")
+	if _, err := Parse("t.yaml", []byte(y)); err == nil || !strings.Contains(err.Error(), "host_api.token_file") {
+		t.Fatalf("without %s a missing token file must be an error: %v", TokenEnv, err)
+	}
 	if _, err := Load(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Fatalf("missing file: %v", err)
 	}
