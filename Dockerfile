@@ -9,8 +9,10 @@
 #          -p 2905:2905/sctp -p 9899:9899/udp -p 7700:7700 -p 9700:9700 isupgw
 #        (or the token from a file readable by uid 65532:
 #          -v $PWD/token:/etc/isupgw/token:ro instead of -e ISUPGW_TOKEN)
-# Without the isupgw.yaml mount the image runs examples/isupgw.yaml as it is,
-# whose peers are documentation addresses: mount your own.
+# Without the isupgw.yaml mount the image runs examples/isupgw.yaml as it is:
+# it listens on loopback only (the health check works, nothing outside the
+# container reaches it) and its peers are documentation addresses. Mount your
+# own, with the addresses the container should serve on (0.0.0.0 for all).
 #
 # The build image is pinned by its exact Go release tag, and GOTOOLCHAIN=local
 # keeps the build on that toolchain (go.mod's go line may not download

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -226,9 +227,10 @@ func TestConfigCheckAndDefault(t *testing.T) {
 	if !strings.Contains(out, good+": ok") {
 		t.Errorf("the good file is not reported ok: %q", out)
 	}
+	lineOf := func(sub string) int { return strings.Count(bad[:strings.Index(bad, sub)], "\n") + 1 }
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], broken+":6: pointcode: unknown field \"pointcode\" (did you mean point_code?)") ||
-		!strings.Contains(lines[1], broken+":22: circuit_groups[0].cics[0]: CIC range \"31-1\" is reversed") {
+	if len(lines) != 2 || lines[0] != fmt.Sprintf("%s:%d: pointcode: unknown field \"pointcode\" (did you mean point_code?)", broken, lineOf("pointcode")) ||
+		lines[1] != fmt.Sprintf("%s:%d: circuit_groups[0].cics[0]: CIC range \"31-1\" is reversed (want first <= last)", broken, lineOf(`"31-1"`)) {
 		t.Errorf("errors printed:\n%s", stderr)
 	}
 }
