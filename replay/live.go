@@ -431,8 +431,10 @@ func (l *liveLoop) settle(ctx context.Context, box *inbox, down <-chan string) (
 		pending[cic] = true
 	}
 	var early []mtp.Message
+	answered := map[uint8]uint16{} // per SLS, the CIC of our last GRA or RLC on it
 	timer := time.NewTimer(quiet)
 	defer timer.Stop()
+wait:
 	for len(pending) > 0 {
 		select {
 		case <-ctx.Done():
@@ -440,7 +442,7 @@ func (l *liveLoop) settle(ctx context.Context, box *inbox, down <-chan string) (
 		case why := <-down:
 			return nil, fmt.Errorf("replay: %s", why)
 		case <-timer.C:
-			return early, nil
+			break wait
 		case <-box.notify:
 			for _, m := range box.take() {
 				first, last, ok := l.resetRange(&m)
@@ -455,11 +457,58 @@ func (l *liveLoop) settle(ctx context.Context, box *inbox, down <-chan string) (
 				if err := l.autoAnswer(cic, t, &m); err != nil {
 					return nil, err
 				}
+				answered[m.SLS] = cic
 				for c := int(first); c <= int(last); c++ {
 					delete(pending, uint16(c))
 				}
 				l.res.StartupResets += int(last) - int(first) + 1
 				timer.Reset(quiet)
+			}
+		}
+	}
+	return l.confirm(ctx, box, down, answered, early)
+}
+
+// confirm makes sure the gateway took our answers to its resets before the
+// first IAM: the endpoint reads each SCTP stream on its own goroutine, so an
+// IAM on another SLS could overtake the GRA and meet a circuit still awaiting
+// it (released with cause 44). A CQM after the last answer on each SLS, on
+// the same stream, comes back as CQR only once everything before it was
+// processed (the check flushAll makes at the end).
+func (l *liveLoop) confirm(ctx context.Context, box *inbox, down <-chan string, answered map[uint8]uint16, early []mtp.Message) ([]mtp.Message, error) {
+	waiting := map[uint16]bool{}
+	for sls, cic := range answered {
+		b, err := isup.Marshal(&isup.CircuitQuery{Circuit: isup.Circuit{CIC: cic}}, l.cfg.Variant)
+		if err != nil {
+			return nil, err
+		}
+		if err := l.transfer(sls, b); err != nil {
+			return nil, fmt.Errorf("replay: CQM after the start-up resets on cic=%d: %w", cic, err)
+		}
+		waiting[cic] = true
+		l.res.Queries++
+	}
+	timer := time.NewTimer(l.cfg.Wait)
+	defer timer.Stop()
+	for len(waiting) > 0 {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case why := <-down:
+			return nil, fmt.Errorf("replay: %s", why)
+		case <-timer.C:
+			fmt.Fprintf(l.log, "no CQR within %v for the CQM after the start-up resets on %d CICs; replaying anyway\n", l.cfg.Wait, len(waiting))
+			return early, nil
+		case <-box.notify:
+			for _, m := range box.take() {
+				if cic, t, err := isup.Peek(m.Payload, l.cfg.Variant); err == nil && waiting[cic] && (t == isup.CQR || t == isup.UCIC) &&
+					m.SI == mtp.SIISUP && uint32(m.OPC) == l.peer {
+					delete(waiting, cic)
+					l.seq++
+					l.recv[cic] = l.seq
+					continue
+				}
+				early = append(early, m)
 			}
 		}
 	}
@@ -837,7 +886,7 @@ func WriteLive(w io.Writer, r *LiveResult) error {
 	fmt.Fprintf(bw, "replayed as point code %d against %d: %d CICs, %d match, %d differ; sent %d, received %d messages in %.3f s",
 		r.As, r.Peer, len(r.CICs), len(r.CICs)-r.Differ(), r.Differ(), r.Sent, r.Received, r.Duration.Seconds())
 	if r.Queries > 0 {
-		fmt.Fprintf(bw, " (and %d final CQM/CQR to confirm delivery)", r.Queries)
+		fmt.Fprintf(bw, " (and %d CQM/CQR to confirm delivery)", r.Queries)
 	}
 	bw.WriteByte('\n')
 	return bw.Flush()
