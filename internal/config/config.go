@@ -444,6 +444,7 @@ func (p pathIndex) explain(name string, err error) []lineErr {
 	}
 	var out []lineErr
 	for _, m := range msgs {
+		m = strings.ReplaceAll(m, "\n", `\n`) // a multi-line value quoted in the message: one error, one line
 		loc := lineRE.FindStringSubmatch(m)
 		if loc == nil {
 			out = append(out, lineErr{err: fmt.Errorf("%s: %s", name, m)})
