@@ -15,7 +15,7 @@ import (
 func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "run",
-		Usage: "run the gateway",
+		Usage: "run the gateway (--config FILE; without it the embedded default, see config default)",
 		Description: `Runs the gateway with the configuration file (without --config, an embedded
 default on loopback: point code 1, one adjacent exchange with point code 2).
 SIGHUP reloads congestion thresholds, constraints and ISUP timers without
