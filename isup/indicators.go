@@ -12,10 +12,6 @@ func set16(v uint16, shift, width uint, x uint8) uint16 {
 	m := uint16(1<<width-1) << shift
 	return v&^m | uint16(x)<<shift&m
 }
-func set8(v uint8, shift, width uint, x uint8) uint8 {
-	m := uint8(1<<width-1) << shift
-	return v&^m | x<<shift&m
-}
 func b2u(b bool) uint8 {
 	if b {
 		return 1

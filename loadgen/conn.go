@@ -229,13 +229,6 @@ func (c *hconn) reader() {
 	}
 }
 
-// outstanding is how many requests wait for their answer.
-func (c *hconn) outstanding() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.pending)
-}
-
 // Request lines. Numbers are made by patterns of digits only, so they need
 // no escaping; route names are quoted by encoding/json once.
 

@@ -80,7 +80,6 @@ type bucket struct {
 	// firstRefusal is when the first refusal of the bucket came (zero: none).
 	firstRefusal time.Time
 	maxLag       time.Duration
-	lags         int
 }
 
 func newBucket() *bucket {

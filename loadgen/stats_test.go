@@ -27,9 +27,8 @@ func TestPercentileNearestRank(t *testing.T) {
 // fakeClock is a clock the test moves by hand.
 type fakeClock struct{ t time.Time }
 
-func (f *fakeClock) now() time.Time               { return f.t }
-func (f *fakeClock) add(d time.Duration)          { f.t = f.t.Add(d) }
-func (f *fakeClock) at(d time.Duration) time.Time { return time.Unix(1_800_000_000, 0).Add(d) }
+func (f *fakeClock) now() time.Time      { return f.t }
+func (f *fakeClock) add(d time.Duration) { f.t = f.t.Add(d) }
 
 // The call accounting, driven as the connection's reader would drive it, on
 // a fake clock: answers before acks, refusals, releases by the far end.

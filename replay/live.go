@@ -37,7 +37,14 @@ type LiveConfig struct {
 	// CIC's script goes on without it (default 10 s); Connect bounds the
 	// association set-up (default 10 s).
 	Wait, Connect time.Duration
-	Variant       isup.Variant
+	// Settle is how long, once the association is active, the replay waits
+	// for the gateway's start-up circuit resets before it begins (default
+	// 1 s; it begins sooner once every CIC of the capture was reset). A
+	// gateway that starts resets every circuit (GRS, Q.764 2.9.3.1) and
+	// refuses an IAM on a circuit still awaiting its GRA; a negative value
+	// does not wait.
+	Settle  time.Duration
+	Variant isup.Variant
 	// NI overrides the network indicator of the capture when HasNI.
 	NI    uint8
 	HasNI bool
@@ -55,6 +62,9 @@ type CICResult struct {
 	Expected []isup.MessageType // what the other side sent in the capture
 	Got      []isup.MessageType // what the gateway sent
 	Notes    []string           // timeouts, abandoned script, ...
+	// ExpectedCauses and GotCauses are the cause values of the RELs in
+	// Expected and Got, by position (-1 where none).
+	ExpectedCauses, GotCauses []int
 }
 
 // Match reports whether the gateway sent exactly the capture's message types.
@@ -68,7 +78,10 @@ type LiveResult struct {
 	// Unsolicited lists gateway requests the capture does not show (e.g. a
 	// start-up GRS), each answered automatically.
 	Unsolicited []string
-	Ignored     int // messages from the gateway that are not ISUP for us
+	// StartupResets counts the CICs the gateway reset (GRS, RSC) before the
+	// replay began, answered first.
+	StartupResets int
+	Ignored       int // messages from the gateway that are not ISUP for us
 	// Queries counts the CQMs sent at the end to make sure the gateway
 	// processed our last messages before the association closes (see flush).
 	Queries  int
@@ -98,7 +111,9 @@ type cicRun struct {
 	next     int
 	credit   int // answers waived after a timeout
 	got      []isup.MessageType
+	gotCause []int
 	expected []isup.MessageType
+	expCause []int
 	sent     []isup.MessageType
 	notes    []string
 	queued   bool // in the ready heap
@@ -162,6 +177,7 @@ func script(msgs []Msg, as, peer uint32, speed float64) (map[uint16]*cicRun, uin
 		}
 		if in {
 			r.expected = append(r.expected, m.Type)
+			r.expCause = append(r.expCause, causeOf(m.Msg))
 			continue
 		}
 		var at time.Duration
@@ -362,7 +378,10 @@ func Live(ctx context.Context, cfg LiveConfig, msgs []Msg) (*LiveResult, error) 
 	lr := &LiveResult{As: cfg.As, Peer: peer}
 	l := &liveLoop{cfg: cfg, ep: ep, peer: peer, ni: ni, runs: runs, res: lr, log: logw,
 		sent: map[uint8][2]int{}, recv: map[uint16]int{}}
-	err = l.run(ctx, box, down)
+	early, err := l.settle(ctx, box, down)
+	if err == nil {
+		err = l.run(ctx, box, down, early)
+	}
 	lr.Duration = time.Since(l.start)
 	cics := make([]uint16, 0, len(runs))
 	for c := range runs {
@@ -371,7 +390,8 @@ func Live(ctx context.Context, cfg LiveConfig, msgs []Msg) (*LiveResult, error) 
 	slices.Sort(cics)
 	for _, c := range cics {
 		r := runs[c]
-		lr.CICs = append(lr.CICs, CICResult{CIC: c, Sent: r.sent, Expected: r.expected, Got: r.got, Notes: r.notes})
+		lr.CICs = append(lr.CICs, CICResult{CIC: c, Sent: r.sent, Expected: r.expected, Got: r.got, Notes: r.notes,
+			ExpectedCauses: r.expCause, GotCauses: r.gotCause})
 	}
 	return lr, err
 }
@@ -394,7 +414,130 @@ type liveLoop struct {
 	open  int // CICs not finished
 }
 
-func (l *liveLoop) run(ctx context.Context, box *inbox, down <-chan string) error {
+// settle answers the gateway's start-up resets before the replay begins: it
+// returns once every CIC of the capture was reset, or when no reset came for
+// cfg.Settle. Other messages that arrive meanwhile are returned for the
+// replay to take in order.
+func (l *liveLoop) settle(ctx context.Context, box *inbox, down <-chan string) ([]mtp.Message, error) {
+	quiet := l.cfg.Settle
+	if quiet == 0 {
+		quiet = time.Second
+	}
+	if quiet < 0 {
+		return nil, nil
+	}
+	pending := map[uint16]bool{}
+	for cic := range l.runs {
+		pending[cic] = true
+	}
+	var early []mtp.Message
+	answered := map[uint8]uint16{} // per SLS, the CIC of our last GRA or RLC on it
+	timer := time.NewTimer(quiet)
+	defer timer.Stop()
+wait:
+	for len(pending) > 0 {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case why := <-down:
+			return nil, fmt.Errorf("replay: %s", why)
+		case <-timer.C:
+			break wait
+		case <-box.notify:
+			for _, m := range box.take() {
+				first, last, ok := l.resetRange(&m)
+				if !ok {
+					early = append(early, m)
+					continue
+				}
+				cic, t, _ := isup.Peek(m.Payload, l.cfg.Variant)
+				l.seq++
+				l.recv[cic] = l.seq
+				l.res.Received++
+				if err := l.autoAnswer(cic, t, &m); err != nil {
+					return nil, err
+				}
+				answered[m.SLS] = cic
+				for c := int(first); c <= int(last); c++ {
+					delete(pending, uint16(c))
+				}
+				l.res.StartupResets += int(last) - int(first) + 1
+				timer.Reset(quiet)
+			}
+		}
+	}
+	return l.confirm(ctx, box, down, answered, early)
+}
+
+// confirm makes sure the gateway took our answers to its resets before the
+// first IAM: the endpoint reads each SCTP stream on its own goroutine, so an
+// IAM on another SLS could overtake the GRA and meet a circuit still awaiting
+// it (released with cause 44). A CQM after the last answer on each SLS, on
+// the same stream, comes back as CQR only once everything before it was
+// processed (the check flushAll makes at the end).
+func (l *liveLoop) confirm(ctx context.Context, box *inbox, down <-chan string, answered map[uint8]uint16, early []mtp.Message) ([]mtp.Message, error) {
+	waiting := map[uint16]bool{}
+	for sls, cic := range answered {
+		b, err := isup.Marshal(&isup.CircuitQuery{Circuit: isup.Circuit{CIC: cic}}, l.cfg.Variant)
+		if err != nil {
+			return nil, err
+		}
+		if err := l.transfer(sls, b); err != nil {
+			return nil, fmt.Errorf("replay: CQM after the start-up resets on cic=%d: %w", cic, err)
+		}
+		waiting[cic] = true
+		l.res.Queries++
+	}
+	timer := time.NewTimer(l.cfg.Wait)
+	defer timer.Stop()
+	for len(waiting) > 0 {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case why := <-down:
+			return nil, fmt.Errorf("replay: %s", why)
+		case <-timer.C:
+			fmt.Fprintf(l.log, "no CQR within %v for the CQM after the start-up resets on %d CICs; replaying anyway\n", l.cfg.Wait, len(waiting))
+			return early, nil
+		case <-box.notify:
+			for _, m := range box.take() {
+				if cic, t, err := isup.Peek(m.Payload, l.cfg.Variant); err == nil && waiting[cic] && (t == isup.CQR || t == isup.UCIC) &&
+					m.SI == mtp.SIISUP && uint32(m.OPC) == l.peer {
+					delete(waiting, cic)
+					l.seq++
+					l.recv[cic] = l.seq
+					continue
+				}
+				early = append(early, m)
+			}
+		}
+	}
+	return early, nil
+}
+
+// resetRange is the CICs a GRS or RSC from the gateway resets.
+func (l *liveLoop) resetRange(m *mtp.Message) (first, last uint16, ok bool) {
+	if m.SI != mtp.SIISUP || uint32(m.OPC) != l.peer || uint32(m.DPC) != l.cfg.As {
+		return 0, 0, false
+	}
+	msg, err := isup.Decode(m.Payload, l.cfg.Variant)
+	if err != nil {
+		return 0, 0, false
+	}
+	switch x := msg.(type) {
+	case *isup.GroupReset:
+		if x.Kind == isup.GRS {
+			return x.CIC, x.CIC + uint16(x.RangeAndStatus.Range), true
+		}
+	case *isup.Simple:
+		if x.Kind == isup.RSC {
+			return x.CIC, x.CIC, true
+		}
+	}
+	return 0, 0, false
+}
+
+func (l *liveLoop) run(ctx context.Context, box *inbox, down <-chan string, early []mtp.Message) error {
 	l.start = time.Now()
 	for _, r := range l.runs {
 		if r.finished() {
@@ -402,6 +545,11 @@ func (l *liveLoop) run(ctx context.Context, box *inbox, down <-chan string) erro
 		}
 		l.open++
 		l.update(r)
+	}
+	for _, m := range early {
+		if err := l.receive(&m); err != nil {
+			return err
+		}
 	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -599,6 +747,13 @@ func (l *liveLoop) receive(m *mtp.Message) error {
 		return nil
 	}
 	r.got = append(r.got, t)
+	cause := -1
+	if t == isup.REL {
+		if msg, err := isup.Decode(m.Payload, l.cfg.Variant); err == nil {
+			cause = causeOf(msg)
+		}
+	}
+	r.gotCause = append(r.gotCause, cause)
 	if t == isup.REL && next != isup.REL {
 		// The gateway ended the call where the capture did not: clear the
 		// circuit and stop this CIC's script.
@@ -614,6 +769,27 @@ func (l *liveLoop) receive(m *mtp.Message) error {
 	}
 	l.update(r)
 	return nil
+}
+
+// causeOf is a REL's cause value, -1 for other messages.
+func causeOf(m isup.Message) int {
+	if rel, ok := m.(*isup.Release); ok {
+		return int(rel.Cause.Value)
+	}
+	return -1
+}
+
+// withCauses names the message types, a REL with its cause:
+// "REL(44 requested circuit not available)".
+func withCauses(ts []isup.MessageType, causes []int) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = t.String()
+		if i < len(causes) && causes[i] >= 0 {
+			s[i] += fmt.Sprintf("(%d %s)", causes[i], CauseName(uint8(causes[i])))
+		}
+	}
+	return strings.Join(s, " ")
 }
 
 func nameOr(t isup.MessageType) string {
@@ -691,8 +867,8 @@ func WriteLive(w io.Writer, r *LiveResult) error {
 			verdict = "DIFFER"
 		}
 		fmt.Fprintf(bw, "cic=%-5d %-6s sent %s; capture %s; gateway %s", c.CIC, verdict,
-			orNone(strings.Join(typeNames(c.Sent), " ")), orNone(strings.Join(typeNames(c.Expected), " ")),
-			orNone(strings.Join(typeNames(c.Got), " ")))
+			orNone(strings.Join(typeNames(c.Sent), " ")), orNone(withCauses(c.Expected, c.ExpectedCauses)),
+			orNone(withCauses(c.Got, c.GotCauses)))
 		for _, n := range c.Notes {
 			fmt.Fprintf(bw, "; %s", n)
 		}
@@ -701,11 +877,44 @@ func WriteLive(w io.Writer, r *LiveResult) error {
 	for _, u := range r.Unsolicited {
 		fmt.Fprintf(bw, "unsolicited: %s\n", u)
 	}
+	if r.StartupResets > 0 {
+		fmt.Fprintf(bw, "answered the gateway's start-up resets of %d CICs before replaying\n", r.StartupResets)
+	}
+	if causes := differingCauses(r); causes != "" {
+		fmt.Fprintf(bw, "differing CICs released by the gateway with cause %s\n", causes)
+	}
 	fmt.Fprintf(bw, "replayed as point code %d against %d: %d CICs, %d match, %d differ; sent %d, received %d messages in %.3f s",
 		r.As, r.Peer, len(r.CICs), len(r.CICs)-r.Differ(), r.Differ(), r.Sent, r.Received, r.Duration.Seconds())
 	if r.Queries > 0 {
-		fmt.Fprintf(bw, " (and %d final CQM/CQR to confirm delivery)", r.Queries)
+		fmt.Fprintf(bw, " (and %d CQM/CQR to confirm delivery)", r.Queries)
 	}
 	bw.WriteByte('\n')
 	return bw.Flush()
+}
+
+// differingCauses tallies the gateway's REL causes on the CICs that differ:
+// "44 requested circuit not available: 94".
+func differingCauses(r *LiveResult) string {
+	n := map[int]int{}
+	for i := range r.CICs {
+		c := &r.CICs[i]
+		if c.Match() {
+			continue
+		}
+		for _, v := range c.GotCauses {
+			if v >= 0 {
+				n[v]++
+			}
+		}
+	}
+	values := make([]int, 0, len(n))
+	for v := range n {
+		values = append(values, v)
+	}
+	slices.Sort(values)
+	parts := make([]string, len(values))
+	for i, v := range values {
+		parts[i] = fmt.Sprintf("%d %s: %d", v, CauseName(uint8(v)), n[v])
+	}
+	return strings.Join(parts, ", ")
 }

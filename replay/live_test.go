@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/netip"
 	"strings"
 	"sync"
@@ -33,6 +34,12 @@ func alertAnswer(g *gateway.Gateway, in stack.Incoming) {
 // 1..lastCIC towards peer, listening for an IPSP on loopback (SCTP over UDP).
 func startGateway(t *testing.T, own, peer mtp.PointCode, lastCIC uint16, h host, opts ...gateway.Option) *gateway.Gateway {
 	t.Helper()
+	return startGatewayWith(t, own, peer, lastCIC, h, nil, opts...)
+}
+
+// startGatewayWith is startGateway with a change to the configuration.
+func startGatewayWith(t *testing.T, own, peer mtp.PointCode, lastCIC uint16, h host, change func(*gateway.Config), opts ...gateway.Option) *gateway.Gateway {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var g *gateway.Gateway
 	var wg sync.WaitGroup
@@ -42,6 +49,9 @@ func startGateway(t *testing.T, own, peer mtp.PointCode, lastCIC uint16, h host,
 			Groups: []stack.Group{{Name: "peer", DPC: peer, Variant: isup.ITU, CICs: []stack.CICRange{{First: 1, Last: lastCIC}}}}},
 		M3UA: m3ua.Config{Role: m3ua.RoleIPSP, Transport: transport.KindUDP, Listen: netip.AddrPortFrom(lo, 0),
 			Peers: []m3ua.Peer{{Name: "replayer", From: lo, DPCs: []mtp.PointCode{peer}}}},
+	}
+	if change != nil {
+		change(&cfg)
 	}
 	g, err := gateway.New(cfg, func(e stack.Event) { events <- e }, opts...)
 	if err != nil {
@@ -177,10 +187,43 @@ func TestLiveDifferences(t *testing.T) {
 			t.Errorf("cic %d: sent %q after the gateway's REL", r.CIC, sent)
 		}
 	}
-	if !strings.Contains(out.String(), "cic=5     DIFFER sent IAM; capture ACM CPG ANM RLC; gateway REL; gateway sent REL where the capture has ACM") {
+	if !strings.Contains(out.String(), "cic=5     DIFFER sent IAM; capture ACM CPG ANM RLC; gateway REL(17 user busy); gateway sent REL where the capture has ACM") {
 		t.Errorf("output:\n%s", out.String())
 	}
+	if !strings.Contains(out.String(), "differing CICs released by the gateway with cause 17 user busy: 3\n") {
+		t.Errorf("the report does not name the cause:\n%s", out.String())
+	}
 	waitIdle(t, g, 16)
+}
+
+// A freshly started gateway resets its circuits (GRS) as soon as the
+// association is up; the replay answers those resets before it sends its
+// first IAM, so no call meets a circuit still awaiting its GRA.
+func TestLiveAnswersStartupReset(t *testing.T) {
+	c, err := Load(sharedCapture(t, "m3ua_isup.cap"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := startGatewayWith(t, 2, 1, 100, alertAnswer, func(cfg *gateway.Config) { cfg.Stack.ResetOnStart = true })
+	var log bytes.Buffer
+	res, err := Live(context.Background(), LiveConfig{Addr: g.Endpoint.Addr(), As: 1, Speed: 0, Log: &log, Settle: time.Minute}, c.Msgs)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	var out bytes.Buffer
+	WriteLive(&out, res)
+	if res.Differ() != 0 || len(res.CICs) != 94 {
+		t.Fatalf("%d of %d CICs differ:\n%s", res.Differ(), len(res.CICs), out.String())
+	}
+	// GRS of at most 32 circuits each (Q.763 3.43): 1-32, 33-64, 65-96 before
+	// the replay (they cover the capture's CICs 1-94), 97-100 then or later.
+	if res.StartupResets < 96 || len(res.Unsolicited) != 4 || !strings.HasPrefix(res.Unsolicited[0], "GRS on cic=1 ") {
+		t.Errorf("start-up resets %d, unsolicited %q", res.StartupResets, res.Unsolicited)
+	}
+	if !strings.Contains(out.String(), fmt.Sprintf("answered the gateway's start-up resets of %d CICs before replaying", res.StartupResets)) {
+		t.Errorf("output:\n%s", out.String())
+	}
+	waitIdle(t, g, 100)
 }
 
 // TestLiveUnsolicitedAndTimeout: the gateway's host blocks CIC 21 before

@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -136,9 +138,14 @@ func (d *decoder) captureFile(path string, port uint16) error {
 		return err
 	}
 	defer r.Close()
+	var seen captureTally
 	for {
 		m, err := r.Next()
 		if errors.Is(err, io.EOF) {
+			if seen.isup == 0 {
+				seen.write(d.errOut, path, r.Stats())
+				return fmt.Errorf("decode: %s: no ISUP messages", path)
+			}
 			return nil
 		}
 		var fe *capture.FrameError
@@ -150,6 +157,7 @@ func (d *decoder) captureFile(path string, port uint16) error {
 		if err != nil {
 			return err
 		}
+		seen.add(&m)
 		if !m.HasLabel || m.SI != 5 { // ISUP only
 			continue
 		}
@@ -243,4 +251,132 @@ func orderedFields(fs []isup.Field) json.RawMessage {
 	}
 	sb.WriteByte('}')
 	return json.RawMessage(sb.String())
+}
+
+// captureTally counts what a capture carried, to say what it holds when it
+// holds no ISUP (a BICC or SCCP capture decodes to nothing).
+type captureTally struct {
+	isup     int
+	framings map[capture.Framing]int
+	si       map[uint8]int  // MTP3 user parts by service indicator
+	classes  map[string]int // M3UA messages without a routing label, by class
+}
+
+func (t *captureTally) add(m *capture.Message) {
+	if t.framings == nil {
+		t.framings, t.si, t.classes = map[capture.Framing]int{}, map[uint8]int{}, map[string]int{}
+	}
+	t.framings[m.Framing]++
+	switch {
+	case m.HasLabel:
+		t.si[m.SI]++
+		if m.SI == 5 {
+			t.isup++
+		}
+	case m.Framing == capture.FramingM3UA || m.Framing == capture.FramingM3UADraft:
+		t.classes[m3uaClass(m.Class)]++
+	}
+}
+
+func (t *captureTally) write(w io.Writer, path string, st capture.Stats) {
+	fmt.Fprintf(w, "%s: no ISUP messages (service indicator 5) in %d frames; it holds:\n", path, st.Frames)
+	if len(t.framings) == 0 {
+		fmt.Fprintln(w, "  no M3UA, MTP2 or MTP3 messages")
+	}
+	for _, f := range sortedKeys(t.framings) {
+		fmt.Fprintf(w, "  %s: %s\n", f, messages(t.framings[f]))
+	}
+	for _, si := range sortedKeys(t.si) {
+		fmt.Fprintf(w, "  service indicator %d (%s): %s\n", si, serviceIndicator(si), messages(t.si[si]))
+	}
+	for _, c := range sortedKeys(t.classes) {
+		fmt.Fprintf(w, "  M3UA %s: %s\n", c, messages(t.classes[c]))
+	}
+	for _, o := range []struct {
+		n    int
+		what string
+	}{
+		{st.NonM3UA, "SCTP messages of another payload protocol (not M3UA)"},
+		{st.Skipped, "frames without SCTP or MTP content"},
+		{st.IPFragments, "IP fragments (not reassembled)"},
+		{st.BadCRC, "SCTP packets with a bad checksum"},
+		{st.MTP2NonMSU, "MTP2 FISUs and LSSUs"},
+		{st.Errors, "frames that could not be decoded"},
+	} {
+		if o.n > 0 {
+			fmt.Fprintf(w, "  %s: %d\n", o.what, o.n)
+		}
+	}
+}
+
+func messages(n int) string {
+	if n == 1 {
+		return "1 message"
+	}
+	return strconv.Itoa(n) + " messages"
+}
+
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// serviceIndicator names an MTP3 user part (Q.704 section 14.2.1, the
+// service indicator codes; 2 is "signalling network testing and maintenance
+// special messages" in T1.111).
+func serviceIndicator(si uint8) string {
+	switch si {
+	case 0:
+		return "signalling network management"
+	case 1:
+		return "signalling network testing and maintenance"
+	case 2:
+		return "special network testing (ANSI) / spare"
+	case 3:
+		return "SCCP"
+	case 4:
+		return "TUP"
+	case 5:
+		return "ISUP"
+	case 6:
+		return "DUP call and circuit"
+	case 7:
+		return "DUP facility registration"
+	case 8:
+		return "MTP testing user part"
+	case 9:
+		return "broadband ISUP"
+	case 10:
+		return "satellite ISUP"
+	case 12:
+		return "AAL type 2 signalling"
+	case 13:
+		return "BICC"
+	case 14:
+		return "gateway control protocol"
+	}
+	return "spare"
+}
+
+// m3uaClass names an M3UA message class (RFC 4666 section 3.1.2).
+func m3uaClass(c uint8) string {
+	switch c {
+	case 0:
+		return "management (MGMT)"
+	case 1:
+		return "transfer (DATA without a routing label)"
+	case 2:
+		return "SS7 signalling network management (SSNM)"
+	case 3:
+		return "ASP state maintenance (ASPSM)"
+	case 4:
+		return "ASP traffic maintenance (ASPTM)"
+	case 9:
+		return "routing key management (RKM)"
+	}
+	return fmt.Sprintf("class %d", c)
 }

@@ -21,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 func run(t *testing.T, stdin string, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	err := newApp(strings.NewReader(stdin), &out, &errOut).Run(append([]string{"isupgw"}, args...))
+	err := execute(strings.NewReader(stdin), &out, &errOut, append([]string{"isupgw"}, args...))
 	return out.String(), errOut.String(), err
 }
 
@@ -243,6 +243,43 @@ func TestDecodeSharedCaptureJSON(t *testing.T) {
 	for _, typ := range []string{"IAM", "ACM", "ANM", "REL", "RLC"} {
 		if counts[typ] != 94 {
 			t.Errorf("%s: %d messages, want 94", typ, counts[typ])
+		}
+	}
+}
+
+// A capture without ISUP (BICC, SCCP) is not decoded into silence: decode
+// says what it holds and fails.
+func TestDecodeCaptureWithoutISUP(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want []string
+	}{
+		{"bicc.pcap", []string{"no ISUP messages (service indicator 5) in 1 frames", "M3UA: 1 message", "service indicator 13 (BICC): 1 message"}},
+		{"centile_m3ua.cap", []string{"service indicator 3 (SCCP): 1 message", "M3UA ASP state maintenance (ASPSM): 2 messages"}},
+	} {
+		path := filepath.Join("..", "..", "..", "shared", "captures", tc.file)
+		if _, err := os.Stat(path); err != nil {
+			t.Skipf("shared capture absent (%v): ../shared/captures is not beside the repository", err)
+		}
+		out, stderr, err := run(t, "", "decode", path)
+		if err == nil || err.Error() != "decode: "+path+": no ISUP messages" || exitStatus(err) != 1 {
+			t.Errorf("%s: err %v, want no ISUP messages (status 1)", tc.file, err)
+		}
+		if out != "" {
+			t.Errorf("%s: printed %q", tc.file, out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%s: stderr lacks %q:\n%s", tc.file, w, stderr)
+			}
+		}
+	}
+}
+
+func TestServiceIndicatorNames(t *testing.T) {
+	for si, want := range map[uint8]string{0: "signalling network management", 3: "SCCP", 5: "ISUP", 13: "BICC", 11: "spare", 15: "spare"} {
+		if got := serviceIndicator(si); got != want {
+			t.Errorf("SI %d: %q, want %q", si, got, want)
 		}
 	}
 }

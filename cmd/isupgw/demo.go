@@ -11,13 +11,18 @@ func demoCommand() *cli.Command {
 		Name:  "demo",
 		Usage: "two exchanges on loopback under a load that ramps past capacity and back: watch congestion control work",
 		Description: `Runs exchange A (point code 1) and B (2) in this process, connected by M3UA over
-SCTP-over-UDP on loopback, each with a built-in host application (it answers
-after a short random delay and releases after a hold time). Exchange A is made
-slow on purpose (--cost per message), so that its capacity is known on any
-machine; the offered load ramps from half the base rate to three times it and
-back. Once a second a line shows offered, admitted and completed calls,
-refusals by reason, A's queue delays and congestion levels, Code Yellow, ACL
-sent and received, and alarms.`,
+SCTP-over-UDP on loopback with 2047 circuits, each with a built-in host
+application (it alerts and answers after 10-50 ms and releases after a hold
+time of 200-800 ms). Exchange A is made slow on purpose (--cost per message),
+so that its capacity is known on any machine. The offered load (80% from A,
+20% from B) starts at half of --rate, ramps to three times it, stays there,
+then drops to a quarter of it while congestion clears. The demo's congestion
+thresholds are fractions of a second (the product's defaults are seconds).
+After a legend of its columns, one line a second shows offered, admitted and
+completed calls, refusals by status, A's congestion levels and queue delays
+per direction, Code Yellow, ACL sent and received, and alarms by number and
+name; a summary ends the run.
+`,
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "duration", Value: 60e9, Usage: "length of the run"},
 			&cli.Float64Flag{Name: "rate", Value: 150, Usage: "base offered load in calls/s (the peak is 3x)"},

@@ -43,8 +43,11 @@ fails when there is one.
 M3UA: it sends that side's messages (with the capture's timing divided by --speed;
 --speed 0 sends as fast as per-CIC causality allows: a message goes only after the
 gateway answered what preceded it on its CIC) and compares the gateway's answers,
-per CIC, with what the other side did in the capture. Supervision requests the
-capture does not show (a start-up GRS, a BLO) are acknowledged automatically. The
+per CIC, with what the other side did in the capture. It first answers the
+gateway's start-up circuit resets (GRS), waiting up to --settle for them (less
+once every CIC of the capture was reset), so that no IAM meets a circuit still
+awaiting its GRA. Other supervision requests the capture does not show (a BLO)
+are acknowledged automatically. The report names the cause of every REL; the
 command fails when a CIC differs.
 
 ANSI captures need --variant ansi.`,
@@ -63,6 +66,7 @@ ANSI captures need --variant ansi.`,
 			&cli.UintFlag{Name: "rc", Usage: "routing context to send in ASP Active and DATA (0: none)"},
 			&cli.IntFlag{Name: "ni", Value: -1, Usage: "network indicator to send (default: the capture's)"},
 			&cli.DurationFlag{Name: "wait", Value: 10e9, Usage: "how long to wait for an answer the capture shows before going on"},
+			&cli.DurationFlag{Name: "settle", Value: 1e9, Usage: "with --to, wait this long (without a reset) for the gateway's start-up resets before replaying (0: do not wait)"},
 			&cli.StringFlag{Name: "pcap", Usage: "with --to, write the live M3UA traffic to this pcap `FILE`"},
 		},
 		Action: runReplay,
@@ -70,9 +74,6 @@ ANSI captures need --variant ansi.`,
 }
 
 func runReplay(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return fmt.Errorf("replay: want one capture file, got %d arguments", c.NArg())
-	}
 	path := c.Args().First()
 	v, err := isup.ParseVariant(c.String("variant"))
 	if err != nil {
@@ -144,7 +145,11 @@ func runLive(c *cli.Context, capt *replay.Capture, v isup.Variant) error {
 	if c.Float64("speed") < 0 {
 		return fmt.Errorf("--speed %v: want 0 or more", c.Float64("speed"))
 	}
-	cfg := replay.LiveConfig{Addr: addr, Role: role, Transport: kind, Speed: c.Float64("speed"), Wait: c.Duration("wait"),
+	settle := c.Duration("settle")
+	if settle <= 0 {
+		settle = -1 // LiveConfig: negative does not wait
+	}
+	cfg := replay.LiveConfig{Addr: addr, Role: role, Transport: kind, Speed: c.Float64("speed"), Wait: c.Duration("wait"), Settle: settle,
 		Variant: v, As: uint32(c.Uint("as")), Peer: uint32(c.Uint("peer-pc")), Log: c.App.ErrWriter}
 	if cfg.As == 0 {
 		for i := range capt.Msgs {

@@ -15,14 +15,15 @@ import (
 func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "run",
-		Usage: "run the gateway",
+		Usage: "run the gateway (--config FILE; without it the embedded default, see config default)",
 		Description: `Runs the gateway with the configuration file (without --config, an embedded
 default on loopback: point code 1, one adjacent exchange with point code 2).
 SIGHUP reloads congestion thresholds, constraints and ISUP timers without
 dropping calls and logs what needs a restart; SIGTERM or SIGINT stops taking
 new calls, waits up to --drain-timeout for calls to end, releases the rest and
-shuts the associations down gracefully. Exit status: 0 stopped, 1 error,
-3 Code Red (restart me).`,
+shuts the associations down gracefully; a second SIGTERM or SIGINT during
+the wait releases the calls and stops at once. Exit status: 0 stopped, 1 error,
+2 usage error, 3 Code Red (restart me).`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "YAML configuration file"},
 			&cli.StringFlag{Name: "log-format", Usage: "json (default) or console"},

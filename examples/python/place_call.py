@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Place one call through the isupgw host API and print every message.
+"""Place one call through the isupgw host API, or answer calls, printing every message.
 
 Standard library only. It says hello, sends an outseize, prints every line the
 gateway sends ("<<") and every line it sends (">>"), releases the call once it
@@ -7,8 +7,14 @@ is answered (after --hold seconds), and exits when the call's "released"
 arrives: status 0 if the call was answered, 1 if it was refused or released
 before answer, 2 on a protocol or connection error.
 
+With --answer it is the other end, like the Go example's -answer: it asks in
+hello to be offered incoming calls, and alerts (ACM) and answers (ANM) each
+one after --delay seconds; the caller (or the network) releases. It runs until
+interrupted, or until --count calls it answered were released (status 0).
+
     python3 place_call.py --tcp 127.0.0.1:7700 --token secret --dpc 2 --called 4930123456
     python3 place_call.py --unix /run/isupgw/host.sock --token secret --route peer --called 123
+    python3 place_call.py --tcp 127.0.0.1:7701 --token secret --answer
 """
 import argparse
 import itertools
@@ -38,13 +44,24 @@ def main():
     p.add_argument("--app", default="place_call.py")
     p.add_argument("--dpc", type=int, help="destination point code")
     p.add_argument("--route", help="circuit group name instead of --dpc")
-    p.add_argument("--called", required=True)
+    p.add_argument("--called", help="called number (required unless --answer)")
     p.add_argument("--calling")
     p.add_argument("--hold", type=float, default=0.0, help="seconds to stay answered before releasing")
-    p.add_argument("--timeout", type=float, default=30.0, help="give up after this many seconds of silence")
+    p.add_argument("--timeout", type=float,
+                   help="give up after this many seconds of silence (default 30; with --answer none; 0: none)")
+    p.add_argument("--answer", action="store_true", help="answer incoming calls instead of placing one")
+    p.add_argument("--delay", type=float, default=0.0, help="--answer: seconds before alerting and answering")
+    p.add_argument("--count", type=int, default=0, help="--answer: exit after this many answered calls were released (0: never)")
     args = p.parse_args()
-    if args.dpc is None and not args.route:
-        p.error("give --dpc or --route")
+    if args.answer:
+        if args.dpc is not None or args.route or args.called:
+            p.error("--answer takes no --dpc, --route or --called")
+    elif args.called is None or (args.dpc is None and not args.route):
+        p.error("give --called and --dpc or --route (or --answer)")
+    if args.timeout is None and not args.answer:
+        args.timeout = 30.0  # an answering host waits for calls as long as it runs
+    if args.timeout == 0:
+        args.timeout = None
 
     try:
         sock = connect(args)
@@ -69,13 +86,18 @@ def main():
             yield json.loads(line)
 
     try:
-        hello = send({"type": "hello", "version": 1, "app": args.app, "token": args.token})
+        hello_msg = {"type": "hello", "version": 1, "app": args.app, "token": args.token}
+        if args.answer:
+            hello_msg["incoming"] = True
+        hello = send(hello_msg)
         events = messages()
         for m in events:
             if m.get("seq") == hello and m["type"] in ("ack", "nak"):
                 if m["type"] == "nak":
                     return 2
                 break
+        if args.answer:
+            return answer_calls(args, send, events)
         req = {"type": "outseize", "called": args.called}
         if args.route:
             req["route"] = args.route
@@ -100,11 +122,36 @@ def main():
                 return 0 if answered else 1
         print("connection closed by the gateway", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return 0 if args.answer else 1
     except (OSError, ValueError) as e:
         print("error: %s" % e, file=sys.stderr)
         return 2
     finally:
         sock.close()
+
+
+def answer_calls(args, send, events):
+    """Alert and answer every incoming call; count the answered ones released."""
+    answered, done = set(), 0
+    for m in events:
+        t = m.get("type")
+        if t == "incoming":
+            call = m["call"]
+            if args.delay > 0:
+                time.sleep(args.delay)
+            send({"type": "alert", "call": call})
+            send({"type": "answer", "call": call})
+            answered.add(call)
+        elif t == "nak" and m.get("call") in answered:
+            answered.discard(m["call"])  # the call ended before our answer arrived
+        elif t == "released" and m.get("call") in answered:
+            answered.discard(m["call"])
+            done += 1
+            if args.count and done >= args.count:
+                return 0
+    print("connection closed by the gateway", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

@@ -260,7 +260,7 @@ func (r *Running) loop(ctx context.Context, o Options, codeRed <-chan string) er
 			case syscall.SIGHUP:
 				r.reload(o.ConfigPath)
 			case syscall.SIGTERM, os.Interrupt:
-				r.drain(ctx, o.DrainTimeout)
+				r.drain(ctx, o.DrainTimeout, o.Signals)
 				return nil
 			}
 		}
@@ -324,29 +324,58 @@ func hostShape(h host.Config) host.Config {
 
 // drain stops taking new calls, waits (bounded) for the calls to end, releases
 // the rest and waits for their RLCs, so no circuit is left busy at the far end.
-func (r *Running) drain(ctx context.Context, timeout time.Duration) {
+// A second SIGTERM or SIGINT while it waits stops at once, as users expect of
+// a daemon: the calls are released (the RELs are handed to M3UA before the
+// associations shut down) without waiting for their RLCs.
+func (r *Running) drain(ctx context.Context, timeout time.Duration, sigs <-chan os.Signal) {
 	st := r.Gateway.Stack
-	r.Log.Info().Dur("timeout", timeout).Msg("stopping: no new calls; waiting for calls to end")
+	r.Log.Info().Dur("timeout", timeout).Msg("stopping: no new calls; waiting for calls to end (stop again to release them now)")
 	st.Submit(stack.Drain{})
+	now := false // a second stop signal came
 	quiet := func(d time.Duration, ok func(stack.Snapshot) bool) bool {
-		deadline := time.Now().Add(d)
-		for time.Now().Before(deadline) {
+		deadline := time.NewTimer(d)
+		defer deadline.Stop()
+		poll := time.NewTicker(50 * time.Millisecond) // nothing signals "calls ended": poll, bounded
+		defer poll.Stop()
+		for {
 			c, cancel := context.WithTimeout(ctx, time.Second)
 			snap, err := st.Inspect(c)
 			cancel()
 			if err == nil && ok(snap) {
 				return true
 			}
-			time.Sleep(50 * time.Millisecond) // polling a bounded wait; nothing signals "calls ended"
+			select {
+			case <-poll.C:
+			case <-deadline.C:
+				return false
+			case <-ctx.Done():
+				return false
+			case sig := <-sigs:
+				if sig == syscall.SIGTERM || sig == os.Interrupt {
+					now = true
+					return false
+				}
+			}
 		}
-		return false
 	}
 	if !quiet(timeout, func(s stack.Snapshot) bool { return s.Calls == 0 }) {
 		snap, _ := st.Inspect(ctx)
-		r.Log.Warn().Int("calls", snap.Calls).Msg("drain timeout: releasing the remaining calls")
+		if now {
+			r.Log.Warn().Int("calls", snap.Calls).Msg("second stop signal: releasing the remaining calls and stopping now")
+		} else {
+			r.Log.Warn().Int("calls", snap.Calls).Msg("drain timeout: releasing the remaining calls")
+		}
 		st.Submit(stack.ReleaseAll{})
 	}
-	if !quiet(5*time.Second, func(s stack.Snapshot) bool { return s.CircuitsByState["releasing"] == 0 && s.Calls == 0 }) {
+	if now {
+		// The loop serves requests in order: once this answers, the RELs
+		// have been sent.
+		c, cancel := context.WithTimeout(ctx, time.Second)
+		_, _ = st.Inspect(c)
+		cancel()
+		return
+	}
+	if !quiet(5*time.Second, func(s stack.Snapshot) bool { return s.CircuitsByState["releasing"] == 0 && s.Calls == 0 }) && !now {
 		r.Log.Warn().Msg("some RLCs did not come back before shutdown")
 	}
 }

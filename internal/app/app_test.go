@@ -59,13 +59,18 @@ type proc struct {
 
 func start(t testing.TB, ctx context.Context, yaml string) *proc {
 	t.Helper()
+	return startDrain(t, ctx, yaml, 300*time.Millisecond)
+}
+
+func startDrain(t *testing.T, ctx context.Context, yaml string, drain time.Duration) *proc {
+	t.Helper()
 	p := &proc{sigs: make(chan os.Signal, 4), err: make(chan error, 1), path: filepath.Join(t.TempDir(), "isupgw.yaml")}
 	if err := os.WriteFile(p.path, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ready := make(chan *Running, 1)
 	go func() {
-		p.err <- Run(ctx, Options{ConfigPath: p.path, LogOut: io.Discard, Signals: p.sigs, DrainTimeout: 300 * time.Millisecond,
+		p.err <- Run(ctx, Options{ConfigPath: p.path, LogOut: io.Discard, Signals: p.sigs, DrainTimeout: drain,
 			Ready: func(r *Running) { ready <- r }})
 	}()
 	select {
@@ -216,4 +221,42 @@ func runStatus(t *testing.T, addr string) string {
 	var b strings.Builder
 	PrintStatus(&b, st)
 	return b.String()
+}
+
+// A second SIGTERM while the gateway waits for calls to end stops it at once:
+// long before the drain timeout, with the call released (B's circuit idle).
+func TestSecondStopSignalStopsAtOnce(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	udp := freeUDPPort(t)
+	a := startDrain(t, ctx, fmt.Sprintf(yamlA, udp, "10s"), 10*time.Minute)
+	b := start(t, ctx, fmt.Sprintf(yamlB, udp))
+	for _, p := range []*proc{a, b} {
+		eventually(t, "destination available and circuits reset", func() bool {
+			st := p.run.Gateway.Status()
+			return len(st.Destinations) == 1 && st.Destinations[0].Available && st.Circuits["idle"] == 8
+		})
+	}
+	hostA, hostB := dial(t, a, false), dial(t, b, true)
+	var wg sync.WaitGroup
+	answerCtx, stopAnswer := context.WithCancel(ctx)
+	wg.Add(1)
+	go func() { defer wg.Done(); answerAll(answerCtx, hostB) }()
+	defer func() { stopAnswer(); wg.Wait() }()
+	call(t, hostA)
+
+	a.sigs <- syscall.SIGTERM
+	a.sigs <- os.Interrupt // Ctrl-C, as an impatient user does
+	select {
+	case err := <-a.err:
+		if err != nil {
+			t.Fatalf("A stopped with %v", err)
+		}
+	case <-time.After(30 * time.Second): // the drain timeout is 10 minutes
+		t.Fatal("A did not stop on the second signal")
+	}
+	eventually(t, "B's circuit idle: the call was released", func() bool {
+		st := b.run.Gateway.Status()
+		return st.Circuits["idle"] == 8 && st.Calls == 0
+	})
 }

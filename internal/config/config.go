@@ -6,13 +6,16 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/netip"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -288,6 +291,10 @@ type Config struct {
 	MTP3 *MTP3Plan
 }
 
+// TokenEnv is the environment variable that, when set, gives the host API
+// token instead of host_api.token and host_api.token_file.
+const TokenEnv = "ISUPGW_TOKEN"
+
 // Load reads a configuration file ("" for the embedded default).
 func Load(path string) (*Config, error) {
 	if path == "" {
@@ -310,25 +317,76 @@ func Parse(name string, b []byte) (*Config, error) {
 	var f File
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
+	var decodeErrs []lineErr
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
-		return nil, paths.explain(name, err)
+		var te *yaml.TypeError
+		if !errors.As(err, &te) { // a syntax error: nothing else can be trusted
+			return nil, paths.explain(name, err)[0].err
+		}
+		decodeErrs = paths.explain(name, err)
 	}
-	v := &validator{name: name, paths: paths}
+	// Validate what did decode too, so that one check lists every error;
+	// a field that failed to decode is not reported again as missing.
+	v := &validator{name: name, paths: paths, decodeFailed: len(decodeErrs) > 0}
 	cfg := v.build(&f)
-	if len(v.errs) > 0 {
-		return nil, errors.Join(v.errs...)
+	all := decodeErrs
+	for _, e := range v.errs {
+		if !covered(e.path, decodeErrs) {
+			all = append(all, e)
+		}
 	}
-	return cfg, nil
+	if len(all) == 0 {
+		return cfg, nil
+	}
+	// In the file's order; errors that name no line last.
+	order := func(e lineErr) int {
+		if e.line == 0 {
+			return math.MaxInt
+		}
+		return e.line
+	}
+	slices.SortStableFunc(all, func(a, b lineErr) int { return cmp.Compare(order(a), order(b)) })
+	errs := make([]error, len(all))
+	for i, e := range all {
+		errs[i] = e.err
+	}
+	return nil, errors.Join(errs...)
+}
+
+// lineErr is one error of a file with the line and the field path it names
+// (0 and "" when it names none).
+type lineErr struct {
+	line   int
+	path   string
+	err    error
+	covers []string // further paths it explains (the field a misspelt one meant)
+}
+
+// covered reports whether a decoding error already explains an error at path:
+// one is a part of the other (circuit_groups[0].cics and circuit_groups[0]).
+func covered(path string, decodeErrs []lineErr) bool {
+	related := func(a, b string) bool {
+		return a == b || strings.HasPrefix(a, b+".") || strings.HasPrefix(a, b+"[")
+	}
+	for _, d := range decodeErrs {
+		for _, dp := range append([]string{d.path}, d.covers...) {
+			if dp != "" && path != "" && (related(path, dp) || related(dp, path)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // pathIndex maps YAML field paths to lines and back.
 type pathIndex struct {
 	line   map[string]int
 	byLine map[int]string
+	byPos  map[[2]int]string // a value's line and column: its path
 }
 
 func indexPaths(root *yaml.Node) pathIndex {
-	p := pathIndex{line: map[string]int{}, byLine: map[int]string{}}
+	p := pathIndex{line: map[string]int{}, byLine: map[int]string{}, byPos: map[[2]int]string{}}
 	var walk func(n *yaml.Node, path string)
 	walk = func(n *yaml.Node, path string) {
 		switch n.Kind {
@@ -347,12 +405,14 @@ func indexPaths(root *yaml.Node) pathIndex {
 				if val.Line != k.Line {
 					p.add(child, val.Line, true)
 				}
+				p.byPos[[2]int{val.Line, val.Column}] = child
 				walk(val, child)
 			}
 		case yaml.SequenceNode:
 			for i, c := range n.Content {
 				child := fmt.Sprintf("%s[%d]", path, i)
 				p.add(child, c.Line, false)
+				p.byPos[[2]int{c.Line, c.Column}] = child
 				walk(c, child)
 			}
 		}
@@ -373,10 +433,12 @@ func (p pathIndex) add(path string, line int, key bool) {
 	}
 }
 
-var lineRE = regexp.MustCompile(`line (\d+): `)
+var lineRE = regexp.MustCompile(`line (\d+)(?: col (\d+))?: `)
 
-// explain turns a decoding error into "file:line: path: message" lines.
-func (p pathIndex) explain(name string, err error) error {
+// explain turns a decoding error into "file:line: path: message" errors, in
+// the project's words: an unknown field with the known field nearest to it,
+// a value of the wrong type with the type the field wants.
+func (p pathIndex) explain(name string, err error) []lineErr {
 	var msgs []string
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
@@ -384,30 +446,52 @@ func (p pathIndex) explain(name string, err error) error {
 	} else {
 		msgs = []string{err.Error()}
 	}
-	var out []error
+	var out []lineErr
 	for _, m := range msgs {
+		m = strings.ReplaceAll(m, "\n", `\n`) // a multi-line value quoted in the message: one error, one line
 		loc := lineRE.FindStringSubmatch(m)
 		if loc == nil {
-			out = append(out, fmt.Errorf("%s: %s", name, m))
+			out = append(out, lineErr{err: fmt.Errorf("%s: %s", name, m)})
 			continue
 		}
 		line, _ := strconv.Atoi(loc[1])
-		rest := strings.Replace(m, loc[0], "", 1)
-		rest = strings.Replace(rest, "in type config.", "in section ", 1)
-		if path := p.byLine[line]; path != "" {
-			out = append(out, fmt.Errorf("%s:%d: %s: %s", name, line, path, rest))
-		} else {
-			out = append(out, fmt.Errorf("%s:%d: %s", name, line, rest))
+		rest, suggested := plainWords(strings.Replace(m, loc[0], "", 1))
+		path := p.byLine[line]
+		if col, err := strconv.Atoi(loc[2]); err == nil && p.byPos[[2]int{line, col}] != "" {
+			path = p.byPos[[2]int{line, col}]
 		}
+		var covers []string
+		if suggested != "" { // the field meant is not missing, only misspelt
+			covers = append(covers, parentPath(path)+suggested)
+		}
+		var e error
+		if path != "" {
+			e = fmt.Errorf("%s:%d: %s: %s", name, line, path, rest)
+		} else {
+			e = fmt.Errorf("%s:%d: %s", name, line, rest)
+		}
+		out = append(out, lineErr{line: line, path: path, err: e, covers: covers})
 	}
-	return errors.Join(out...)
+	return out
+}
+
+// parentPath is the path of the section holding path's field, with a
+// trailing dot ("" at the top).
+func parentPath(path string) string {
+	if i := strings.LastIndexAny(path, "."); i >= 0 {
+		return path[:i+1]
+	}
+	return ""
 }
 
 // validator builds the parts' configurations and collects errors with paths.
 type validator struct {
 	name  string
 	paths pathIndex
-	errs  []error
+	errs  []lineErr
+	// decodeFailed: some fields did not decode, so checks across the whole
+	// configuration would report their absence, not the file's errors.
+	decodeFailed bool
 }
 
 func (v *validator) fail(path, format string, a ...any) {
@@ -417,11 +501,13 @@ func (v *validator) fail(path, format string, a ...any) {
 		path = path[:i]
 		line = v.paths.line[path]
 	}
+	var err error
 	if line > 0 {
-		v.errs = append(v.errs, fmt.Errorf("%s:%d: %s: %s", v.name, line, path, fmt.Sprintf(format, a...)))
+		err = fmt.Errorf("%s:%d: %s: %s", v.name, line, path, fmt.Sprintf(format, a...))
 	} else {
-		v.errs = append(v.errs, fmt.Errorf("%s: %s: %s", v.name, path, fmt.Sprintf(format, a...)))
+		err = fmt.Errorf("%s: %s: %s", v.name, path, fmt.Sprintf(format, a...))
 	}
+	v.errs = append(v.errs, lineErr{line: line, path: path, err: err})
 }
 
 func (v *validator) pointCode(path string, p PointCode, ansi bool, required bool) mtp.PointCode {
@@ -620,7 +706,11 @@ func (v *validator) build(f *File) *Config {
 	h := host.Config{TCP: f.HostAPI.TCP, Unix: f.HostAPI.Unix, Token: f.HostAPI.Token, NoAuth: f.HostAPI.NoAuth,
 		QueueSize: f.HostAPI.QueueSize, MaxHosts: f.HostAPI.MaxHosts, HelloTimeout: time.Duration(f.HostAPI.HelloTimeout),
 		MaxPreHello: f.HostAPI.MaxPreHello, MaxPending: f.HostAPI.MaxPending}
-	if f.HostAPI.TokenFile != "" {
+	if env := os.Getenv(TokenEnv); env != "" {
+		// A container passes its secret this way (docker run -e); it wins
+		// over the file's token and token_file.
+		h.Token = env
+	} else if f.HostAPI.TokenFile != "" {
 		b, err := os.ReadFile(f.HostAPI.TokenFile)
 		if err != nil {
 			v.fail("host_api.token_file", "%v", err)
@@ -664,7 +754,7 @@ func (v *validator) build(f *File) *Config {
 	if cfg.LogFormat != "json" && cfg.LogFormat != "console" {
 		v.fail("log.format", "%q (want json or console)", f.Log.Format)
 	}
-	if err := st.Validate(); err != nil && len(v.errs) == 0 {
+	if err := st.Validate(); err != nil && len(v.errs) == 0 && !v.decodeFailed {
 		for _, e := range unjoin(err) {
 			v.fail("circuit_groups", "%v", e)
 		}

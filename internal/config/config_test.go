@@ -143,12 +143,12 @@ circuit_groups:
 	cases := []struct {
 		name, yaml, want string
 	}{
-		{"unknown field", base + "colour: blue\n", `x.yaml:12: colour: field colour not found in section File`},
-		{"misspelt nested field", strings.Replace(base, "    cics:", "    cic:", 1), `x.yaml:11: circuit_groups[0].cic: field cic not found`},
+		{"unknown field", base + "colour: blue\n", `x.yaml:12: colour: unknown field "colour" (want one of point_code, network_indicator, variant, m3ua, circuit_groups,`},
+		{"misspelt nested field", strings.Replace(base, "    cics:", "    cic:", 1), `x.yaml:11: circuit_groups[0].cic: unknown field "cic" (did you mean cics?)`},
 		{"bad point code", strings.Replace(base, "point_code: 1\n", "point_code: 1-2\n", 1), `x.yaml:1: point_code: "1-2" is not a point code`},
 		{"point code too big", strings.Replace(base, "point_code: 1\n", "point_code: 20000\n", 1), `x.yaml:1: point_code: point code 20000 is out of range (want 1-16383)`},
 		{"own point code as group", strings.Replace(base, "    point_code: 2", "    point_code: 1", 1), `x.yaml:10: circuit_groups[0].point_code: 1 is our own point code`},
-		{"reversed CICs", strings.Replace(base, `"1-31"`, `"31-1"`, 1), `x.yaml:11: circuit_groups[0].cics: CIC range "31-1" is reversed (want first <= last)`},
+		{"reversed CICs", strings.Replace(base, `"1-31"`, `"31-1"`, 1), `x.yaml:11: circuit_groups[0].cics[0]: CIC range "31-1" is reversed (want first <= last)`},
 		{"CIC beyond ITU", strings.Replace(base, `"1-31"`, `"1-5000"`, 1), `x.yaml:11: circuit_groups[0].cics[0]: CIC 5000 exceeds the itu maximum 4095`},
 		{"bad transport", strings.Replace(base, "  listen:", "  transport: tcp\n  listen:", 1), `x.yaml:3: m3ua.transport: "tcp" is not a valid transport (want one of auto, kernel, raw, udp)`},
 		{"bad address", strings.Replace(base, "127.0.0.1:2905", "localhost:2905", 1), `x.yaml:3: m3ua.listen: "localhost:2905" is not an IP address with port`},
@@ -184,6 +184,67 @@ circuit_groups:
 	}
 }
 
+// A check lists every error of the file at once, in the file's order, each
+// with its line and field: misspelt fields with the field meant (and not that
+// field again as missing), values of the wrong type with the type wanted, and
+// what the validation finds in the fields that did decode.
+func TestEveryErrorAtOnce(t *testing.T) {
+	y := `pointcode: 1
+m3ua:
+  listen: 127.0.0.1:2905
+  peers:
+    - {name: b, accept_from: 127.0.0.1, point_codes: [2]}
+circuit_groups:
+  - name: b
+    point_code: 2
+    cics: ["31-1"]
+  - name: b
+    point_code: 3
+    cics: [1]
+timers: {t1: 15s, t7: 20 seconds}
+congestion:
+  average_over: ten
+  level1_outseize: drop
+host_api:
+  queue_size: [1]
+  no_auth: maybe
+  max_host: 3
+log: {level: loud}
+`
+	_, err := Parse("x.yaml", []byte(y))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	want := []string{
+		`x.yaml:1: pointcode: unknown field "pointcode" (did you mean point_code?)`,
+		`x.yaml:9: circuit_groups[0].cics[0]: CIC range "31-1" is reversed (want first <= last)`,
+		`x.yaml:10: circuit_groups[1].name: "b" is used by another circuit group`,
+		"x.yaml:11: circuit_groups[1].point_code: no m3ua peer routes point code 3 (add it to a peer's point_codes, or mark a peer default_route)",
+		`x.yaml:13: timers.t7: "20 seconds" is not a duration (want e.g. 500ms, 15s, 5m)`,
+		`x.yaml:15: congestion.average_over: want a whole number, got "ten"`,
+		`x.yaml:16: congestion.level1_outseize: "drop" is not a valid level 1 outseize policy (want one of refuse, throttle)`,
+		`x.yaml:18: host_api.queue_size: want a whole number, got a list`,
+		`x.yaml:19: host_api.no_auth: want true or false, got "maybe"`,
+		`x.yaml:20: host_api.max_host: unknown field "max_host" (did you mean max_hosts?)`,
+		`x.yaml:21: log.level: "loud" (want debug, info, warn or error)`,
+	}
+	if got := strings.Split(err.Error(), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("errors:\n%s\nwant:\n%s", err, strings.Join(want, "\n"))
+	}
+}
+
+func TestTypeWords(t *testing.T) {
+	for _, tc := range []struct{ goType, want string }{
+		{"int", "a whole number"}, {"uint16", "a whole number"}, {"*uint32", "a whole number"}, {"float64", "a number"},
+		{"bool", "true or false"}, {"*bool", "true or false"}, {"string", "a text value"}, {"[]uint32", "a list"},
+		{"[]config.Peer", "a list"}, {"config.M3UA", "a section (field: value lines)"},
+	} {
+		if got := typeWords(tc.goType); got != tc.want {
+			t.Errorf("typeWords(%s) = %q, want %q", tc.goType, got, tc.want)
+		}
+	}
+}
+
 func TestTokenFile(t *testing.T) {
 	dir := t.TempDir()
 	tf := filepath.Join(dir, "token")
@@ -197,6 +258,16 @@ func TestTokenFile(t *testing.T) {
 	}
 	if cfg.Host.Token != "s3cret" || cfg.TokenGenerated {
 		t.Fatalf("token %q", cfg.Host.Token)
+	}
+	// ISUPGW_TOKEN wins, and a token_file that is not there is then no error.
+	t.Setenv(TokenEnv, "from-env")
+	y = strings.Replace(string(DefaultYAML()), "host_api:\n", "host_api:\n  token_file: "+filepath.Join(dir, "absent")+"\n", 1)
+	if cfg, err := Parse("t.yaml", []byte(y)); err != nil || cfg.Host.Token != "from-env" || cfg.TokenGenerated {
+		t.Fatalf("with %s: err %v, token %q", TokenEnv, err, cfg.Host.Token)
+	}
+	t.Setenv(TokenEnv, "")
+	if _, err := Parse("t.yaml", []byte(y)); err == nil || !strings.Contains(err.Error(), "host_api.token_file") {
+		t.Fatalf("without %s a missing token file must be an error: %v", TokenEnv, err)
 	}
 	if _, err := Load(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Fatalf("missing file: %v", err)

@@ -12,17 +12,12 @@ import (
 	"github.com/isupgw/isupgw/isup/stack"
 )
 
-// lineError is an error at a line of the file; Load adds the file name and the
-// field path.
-type lineError struct {
-	line int
-	msg  string
-}
-
-func (e *lineError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
-
+// errAt is an error at a node's line. It is a *yaml.TypeError so that the
+// decoder records it and goes on: a check reports every error in the file,
+// not only the first. Parse adds the file name and the field path.
 func errAt(n *yaml.Node, format string, a ...any) error {
-	return &lineError{line: n.Line, msg: fmt.Sprintf(format, a...)}
+	// The column tells apart the fields of a one-line mapping ({t1: 1s, t7: 2s}).
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d col %d: %s", n.Line, n.Column, fmt.Sprintf(format, a...))}}
 }
 
 // scalar reads a node that must be a single value.

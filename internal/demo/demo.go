@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -177,9 +178,12 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	fmt.Fprintf(o.Out, "isupgw demo: exchange A (point code 1) and B (2), M3UA over SCTP-over-UDP on loopback, %d circuits.\n", 2047)
 	fmt.Fprintf(o.Out, "A is made slow on purpose: each message costs its event loop %v extra (capacity about %.0f calls/s).\n", o.Cost, 1/(5*o.Cost.Seconds()))
-	fmt.Fprintf(o.Out, "Offered load: %.0f calls/s, ramping to %.0f/s (80%% A->B, 20%% B->A), then back down.\n", o.Rate/2, 3*o.Rate)
+	fmt.Fprintf(o.Out, "Offered load: %.0f calls/s, ramping to %.0f/s (80%% A->B, 20%% B->A), then %.0f/s while congestion clears.\n", o.Rate/2, 3*o.Rate, o.Rate/4)
 	fmt.Fprintf(o.Out, "Demo thresholds: level 1 at probe delay %v or average %v, clear below %v; Code Yellow above %v.\n\n",
 		Thresholds.Level1Delay, Thresholds.Level1Average, Thresholds.ClearAverage, Thresholds.CodeYellow.EntryLatency)
+	if !o.Quiet {
+		fmt.Fprint(o.Out, legend)
+	}
 
 	wg.Add(1)
 	go func() { defer wg.Done(); offer(ctx, a, b, o) }()
@@ -191,6 +195,45 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	_ = a.gw.Wait()
 	_ = b.gw.Wait()
 	return sum, nil
+}
+
+// legend explains the table's columns once, before its first line.
+const legend = `One line a second; the counts are of that second, both exchanges together:
+  time       seconds since the load started
+  offered    new calls the load asked for (outseize requests to A and B)
+  admitted   of those, calls congestion control let through (an IAM was sent)
+  completed  calls answered and cleared normally (cause 16)
+  refused    outseizes refused, by host API status: 0x0C own outbound congestion,
+             ACC 0x0109 throttled by the ACL the far end sent, other (e.g. 0x010C Code Yellow)
+  A in/out   exchange A's congestion level (0 none, 1, 2) per queue, the last probe's
+             queue delay and the average the levels are decided on
+  yellow     YES while A is in Code Yellow (System Busy)
+  ACL sent   the automatic congestion level A puts in every REL now; recv: RELs with
+             an ACL that B received this second
+  alarms     raised (or cleared) this second: exchange:number name
+`
+
+// alarmNames are the alarms the demo can raise (README, Alarms).
+var alarmNames = map[uint16]string{
+	sprc.AlarmNetworkCongestion: "network congestion",
+	sprc.AlarmStackCongestion:   "stack congestion",
+	sprc.AlarmOutOfService:      "destination out of service",
+	sprc.AlarmConstraint:        "constraint violation",
+	sprc.AlarmACC:               "automatic congestion control",
+	sprc.AlarmSystemBusy:        "System Busy (Code Yellow)",
+	sprc.AlarmCodeRed:           "Code Red",
+}
+
+// alarmLabel is one alarm in the table: "A:0x16 stack congestion".
+func alarmLabel(exchange string, a sprc.Alarm) string {
+	s := fmt.Sprintf("%s:0x%02X", exchange, a.Number)
+	if name, ok := alarmNames[a.Number]; ok {
+		s += " " + name
+	}
+	if a.Cleared {
+		s += " cleared"
+	}
+	return s
 }
 
 // ready reports whether an exchange's destination is up and its circuits idle.
@@ -335,11 +378,7 @@ func report(ctx context.Context, a, b *exchange, o Options, sum *Summary) {
 		for _, x := range []*exchange{a, b} {
 			for len(x.alarms) > 0 {
 				al := <-x.alarms
-				s := fmt.Sprintf("%s:0x%02X", x.name, al.Number)
-				if al.Cleared {
-					s += " cleared"
-				}
-				alarms = append(alarms, s)
+				alarms = append(alarms, alarmLabel(x.name, al))
 			}
 		}
 		sum.Alarms = append(sum.Alarms, alarms...)
@@ -348,11 +387,11 @@ func report(ctx context.Context, a, b *exchange, o Options, sum *Summary) {
 			if c.CodeYellow {
 				yellow = "YES"
 			}
-			fmt.Fprintf(o.Out, "%4ds %8d %8d %9d | %12d %4d %6d | %11d %5.0fms %4.0fms | %12d %5.0fms %4.0fms | %6s %3d / %-4d | %v\n",
+			fmt.Fprintf(o.Out, "%4ds %8d %8d %9d | %12d %4d %6d | %11d %5.0fms %4.0fms | %12d %5.0fms %4.0fms | %6s %3d / %-4d | %s\n",
 				sec, off-last.offered, adm-last.admitted, com-last.completed, r0c-last.r0c, racc-last.racc, rother-last.rother,
 				c.Level[sprc.Inbound], msf(c.LastDelay[sprc.Inbound]), msf(c.AverageDelay[sprc.Inbound]),
 				c.Level[sprc.Outbound], msf(c.LastDelay[sprc.Outbound]), msf(c.AverageDelay[sprc.Outbound]),
-				yellow, c.ACLSent, acl-last.acl, alarms)
+				yellow, c.ACLSent, acl-last.acl, strings.Join(alarms, ", "))
 		}
 		last.offered, last.admitted, last.completed, last.acl = off, adm, com, acl
 		last.r0c, last.racc, last.rother = r0c, racc, rother

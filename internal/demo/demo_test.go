@@ -44,7 +44,7 @@ func TestDemoShowsCongestionAndRecovery(t *testing.T) {
 		t.Errorf("offered %d admitted %d completed %d", sum.Offered, sum.Admitted, sum.Completed)
 	}
 	text := out.String()
-	for _, want := range []string{"A:0x16", "A:0x16 cleared", "summary:"} {
+	for _, want := range []string{"A:0x16 stack congestion", "A:0x16 stack congestion cleared", "summary:", legend} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}
@@ -70,5 +70,21 @@ func TestDemoShowsCongestionAndRecovery(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("the demo's capture holds no ISUP")
+	}
+}
+
+func TestAlarmLabel(t *testing.T) {
+	for _, tc := range []struct {
+		a    sprc.Alarm
+		want string
+	}{
+		{sprc.Alarm{Number: sprc.AlarmStackCongestion}, "A:0x16 stack congestion"},
+		{sprc.Alarm{Number: sprc.AlarmACC, Cleared: true}, "A:0x1A automatic congestion control cleared"},
+		{sprc.Alarm{Number: sprc.AlarmSystemBusy}, "A:0x20 System Busy (Code Yellow)"},
+		{sprc.Alarm{Number: 0x7F}, "A:0x7F"},
+	} {
+		if got := alarmLabel("A", tc.a); got != tc.want {
+			t.Errorf("alarmLabel(%+v) = %q, want %q", tc.a, got, tc.want)
+		}
 	}
 }

@@ -113,7 +113,6 @@ func (l *kernelListener) Released() <-chan struct{} { return closedChan }
 type kernelConn struct {
 	c       *sctp.SCTPConn
 	streams uint16
-	wmu     sync.Mutex
 }
 
 func newKernelConn(c *sctp.SCTPConn, o *options) (Conn, error) {
