@@ -96,6 +96,10 @@ type core struct {
 	persist func()
 	// draining refuses new calls (graceful shutdown).
 	draining bool
+	// maint: maintenance requests awaiting acknowledgement (maint.go);
+	// stamps: when each circuit's state last changed.
+	maint  *maintState
+	stamps stamps
 }
 
 func newCore(cfg Config, now time.Time, out func(mtp.Label, []byte), emit func(Event)) *core {
