@@ -189,4 +189,3 @@ func TestCircuitsTimeInState(t *testing.T) {
 		t.Fatalf("idle CIC since %v, want the start %v", idle[0].Since, start)
 	}
 }
-
