@@ -29,6 +29,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			demoCommand(),
 			runCommand(),
 			statusCommand(),
+			circuitsCommand(), // circuits.go
 			replayCommand(),
 			loadCommand(),
 			benchCommand(),

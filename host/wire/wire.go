@@ -29,6 +29,13 @@ const (
 	TypeRelease  = "release"
 	TypeOverload = "overload"
 	TypeStatus   = "status"
+	// Circuit maintenance and the call trace (docs/host-api.md, docs/operations.md).
+	TypeBlock    = "block"
+	TypeUnblock  = "unblock"
+	TypeReset    = "reset"
+	TypeQuery    = "query"
+	TypeCircuits = "circuits"
+	TypeTrace    = "trace" // also gateway to host: one traced message or request
 )
 
 // Message types, gateway to host.
@@ -43,7 +50,8 @@ const (
 )
 
 // RequestTypes lists the requests a host may send, in documentation order.
-var RequestTypes = []string{TypeHello, TypeOutseize, TypeAlert, TypeProgress, TypeAnswer, TypeRelease, TypeOverload, TypeStatus}
+var RequestTypes = []string{TypeHello, TypeOutseize, TypeAlert, TypeProgress, TypeAnswer, TypeRelease, TypeOverload, TypeStatus,
+	TypeBlock, TypeUnblock, TypeReset, TypeQuery, TypeCircuits}
 
 // Status is the numeric outcome of a request, in the style of the CSP API. The
 // values below 0x0110 are the ISUP stack's (isup/stack.Status) and keep their
@@ -67,6 +75,7 @@ const (
 	StatusDestinationOutOfService Status = 0x010B
 	StatusHighTraffic             Status = 0x010C
 	StatusNetworkCongestion       Status = 0x010D
+	StatusNotAcknowledged         Status = 0x010E
 )
 
 // Statuses of the host API (0x0110-0x011F).
@@ -109,6 +118,7 @@ var Statuses = []StatusInfo{
 	{StatusDestinationOutOfService, "destination_out_of_service", "The destination was declared out of service after failed attempts."},
 	{StatusHighTraffic, "high_traffic", "Code Yellow: the gateway is refusing new calls because of high traffic; try later."},
 	{StatusNetworkCongestion, "network_congestion", "The signaling network towards the destination is congested (M3UA SCON); new calls to it are being refused, try later."},
+	{StatusNotAcknowledged, "not_acknowledged", "A maintenance message went out but the far end did not acknowledge it within the repeat timer; the local effect stands and the gateway keeps repeating it."},
 	{StatusBadJSON, "bad_json", "The line is not a JSON object; the detail gives the parser's message."},
 	{StatusUnknownType, "unknown_type", "The \"type\" is not a request this protocol version knows."},
 	{StatusMissingField, "missing_field", "A required field is absent or null; the detail names it."},
