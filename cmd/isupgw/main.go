@@ -30,6 +30,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			runCommand(),
 			statusCommand(),
 			circuitsCommand(), // circuits.go
+			traceCommand(),    // trace.go
 			replayCommand(),
 			loadCommand(),
 			benchCommand(),

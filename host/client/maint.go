@@ -128,3 +128,29 @@ func remarshal(data map[string]any, v any) error {
 	}
 	return json.Unmarshal(b, v)
 }
+
+// TraceFilter selects the calls a trace shows (zero fields: all).
+type TraceFilter struct {
+	DPC    uint32 `json:"dpc,omitempty"`
+	CIC    int    `json:"cic,omitempty"`
+	Called string `json:"called,omitempty"` // called number prefix
+}
+
+// Trace starts a call trace on this connection: its lines then arrive on
+// Events (read them with TraceText) until the connection closes.
+func (c *Client) Trace(ctx context.Context, f TraceFilter) error {
+	_, err := c.Do(ctx, struct {
+		Type string `json:"type"`
+		TraceFilter
+	}{wire.TypeTrace, f})
+	return err
+}
+
+// TraceText returns the line of a trace event (ok false for any other event).
+func TraceText(e Event) (string, bool) {
+	u, ok := e.(*Unsolicited)
+	if !ok || u.Message.Type != wire.TypeTrace {
+		return "", false
+	}
+	return u.Message.Text, true
+}

@@ -51,7 +51,7 @@ const (
 
 // RequestTypes lists the requests a host may send, in documentation order.
 var RequestTypes = []string{TypeHello, TypeOutseize, TypeAlert, TypeProgress, TypeAnswer, TypeRelease, TypeOverload, TypeStatus,
-	TypeBlock, TypeUnblock, TypeReset, TypeQuery, TypeCircuits}
+	TypeBlock, TypeUnblock, TypeReset, TypeQuery, TypeCircuits, TypeTrace}
 
 // Status is the numeric outcome of a request, in the style of the CSP API. The
 // values below 0x0110 are the ISUP stack's (isup/stack.Status) and keep their

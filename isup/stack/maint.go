@@ -138,8 +138,14 @@ func (c *core) maintain(r Maintenance, done func(MaintenanceOutcome)) {
 		}
 		outer(e)
 	}
+	if c.trace != nil {
+		c.trace.request(c, r)
+	}
 	c.maintenance(r)
 	c.emit = outer
+	if c.trace != nil && res != nil {
+		c.trace.event(c, *res)
+	}
 	if res == nil || res.Status != StatusOK || sent == 0 {
 		out := MaintenanceOutcome{Status: StatusBadRequest, Detail: "no result", Sent: sent}
 		if res != nil {
