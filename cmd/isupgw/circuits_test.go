@@ -343,3 +343,15 @@ func TestCircuitsCommandErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestStatusHealthyPairExitsZero(t *testing.T) {
+	a, _ := startTwo(t)
+	var out, errb bytes.Buffer
+	err := newApp(strings.NewReader(""), &out, &errb).Run([]string{"isupgw", "status", "--addr", a.run.MetricsAddr.String()})
+	if err != nil {
+		t.Fatalf("status of a healthy gateway: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "Active alarms: none") {
+		t.Errorf("status output:\n%s", out.String())
+	}
+}

@@ -166,6 +166,7 @@ const (
 	AlarmDestinationOutOfServ   uint16 = 0x18 // destination declared out of service: data dpc
 	AlarmConstraintViolation    uint16 = 0x19 // destination over a configured limit: data dpc, constraint
 	AlarmACCActive              uint16 = 0x1A // automatic congestion control towards a destination: data dpc, level
+	AlarmAssociationDown        uint16 = 0x1B // a configured M3UA association is not up: data association, address, reason
 	AlarmSystemBusy             uint16 = 0x20 // Code Yellow
 	AlarmCodeRed                uint16 = 0x21 // Code Red: about to restart
 	AlarmCircuitReset           uint16 = 0x30 // no RLC for REL (T5): circuit reset: data dpc, cic
@@ -192,6 +193,7 @@ var Alarms = []AlarmInfo{
 	{AlarmDestinationOutOfServ, "destination out of service", SeverityMajor, "dpc"},
 	{AlarmConstraintViolation, "destination constraint violation", SeverityMinor, "dpc, constraint"},
 	{AlarmACCActive, "automatic congestion control active towards a destination", SeverityMinor, "dpc, level"},
+	{AlarmAssociationDown, "association down", SeverityMajor, "association, address, reason"},
 	{AlarmSystemBusy, "System Busy (Code Yellow)", SeverityMajor, "none defined"},
 	{AlarmCodeRed, "Code Red (about to restart)", SeverityMajor, "none defined"},
 	{AlarmCircuitReset, "circuit reset", SeverityMinor, "dpc, cic"},

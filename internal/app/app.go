@@ -115,7 +115,12 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	// Bad input floods must not flood the log: M3UA complaints are sampled.
-	m3Log := log.With().Str("part", "m3ua").Logger().Sample(&zerolog.BurstSampler{Burst: 20, Period: time.Second, NextSampler: &zerolog.BasicSampler{N: 1000}})
+	watch := newAssocWatch() // control.go: associations that do not come up
+	m3Base, err := m3uaLogger(o.LogOut, cfg.LogFormat, cfg.LogLevel, watch.dialFailed)
+	if err != nil {
+		return err
+	}
+	m3Log := m3Base.Sample(&zerolog.BurstSampler{Burst: 20, Period: time.Second, NextSampler: &zerolog.BasicSampler{N: 1000}})
 	m3Opts := append([]m3ua.Option{m3ua.WithLogger(m3Log)}, cfg.M3UAOptions...)
 	if capW != nil {
 		m3Opts = append(m3Opts, m3ua.WithCapture(capW))
@@ -156,9 +161,9 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 
-	handler, err := metrics.Handler(metrics.NewCollector(metrics.Sources{
+	handler, err := metrics.Handler(metrics.Join(metrics.NewCollector(metrics.Sources{
 		Stack: gw.Stack.Stats, M3UA: gw.Endpoint.Stats(), Peers: gw.PeerStates, Control: gw.Control.Snapshot, Host: srv.Metrics,
-	}), func() any { return gw.Status() })
+	}), metrics.NewOpsCollector(opsCollector(gw, srv))), func() any { return statusOf(gw, srv) })
 	if err != nil {
 		return err
 	}
@@ -171,6 +176,7 @@ func Run(ctx context.Context, o Options) error {
 	hs := &http.Server{Handler: withProfiles(handler, ln.Addr()), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	run := &Running{Gateway: gw, Host: srv, MetricsAddr: ln.Addr(), Config: cfg, Log: log}
+	go run.watchAssociations(ctx, watch)
 	log.Info().Str("config", cfg.Source).Uint32("point_code", uint32(cfg.Gateway.Stack.OPC)).
 		Str("transport", cfg.Transport.String()).Str("transport_why", cfg.TransportWhy).
 		Str("m3ua", cfg.Gateway.M3UA.Listen.String()).Str("host_api", fmt.Sprint(srv.TCPAddr())).Str("metrics", ln.Addr().String()).

@@ -64,8 +64,12 @@ func start(t *testing.T, ctx context.Context, yaml string) *proc {
 		t.Fatal(err)
 	}
 	ready := make(chan *Running, 1)
+	out := io.Writer(io.Discard)
+	if logOut != nil { // control_test.go keeps a gateway's log
+		out = logOut
+	}
 	go func() {
-		p.err <- Run(ctx, Options{ConfigPath: p.path, LogOut: io.Discard, Signals: p.sigs, DrainTimeout: 300 * time.Millisecond,
+		p.err <- Run(ctx, Options{ConfigPath: p.path, LogOut: out, Signals: p.sigs, DrainTimeout: 300 * time.Millisecond,
 			Ready: func(r *Running) { ready <- r }})
 	}()
 	select {

@@ -512,3 +512,37 @@ func (c *core) stampOf(ci int32) time.Time {
 	}
 	return time.Unix(0, c.stamps.at[ci])
 }
+
+// groupSummaries counts every group's circuits (for the published snapshot:
+// per-group metrics that never wait for the loop).
+func (c *core) groupSummaries() []GroupSummary {
+	out := make([]GroupSummary, len(c.peers))
+	for p := range c.peers {
+		pr := &c.peers[p]
+		sum := GroupSummary{Group: pr.group.Name, DPC: pr.group.DPC, Total: int(pr.count)}
+		for ci := pr.first; ci < pr.first+pr.count; ci++ {
+			cc := &c.circuits[ci]
+			switch {
+			case cc.state == csOutgoing:
+				sum.Outgoing++
+			case cc.state == csIncoming:
+				sum.Incoming++
+			case cc.state == csReleasing:
+				sum.Releasing++
+			case cc.state == csIdle && cc.block == 0:
+				sum.Idle++
+			}
+			if cc.block&(blkLocalMaint|blkLocalHW) != 0 {
+				sum.LocallyBlocked++
+			}
+			if cc.block&(blkRemoteMaint|blkRemoteHW) != 0 {
+				sum.RemBlocked++
+			}
+			if _, grp := c.groupOps[ci]; cc.pend != 0 || grp {
+				sum.Awaiting++
+			}
+		}
+		out[p] = sum
+	}
+	return out
+}
