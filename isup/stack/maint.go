@@ -79,7 +79,10 @@ func (s *Stack) Maintain(ctx context.Context, r Maintenance, done func(Maintenan
 	if done == nil {
 		return errors.New("stack: Maintain needs a done function")
 	}
-	it := item{fn: func(c *core) { c.maintain(r, done) }}
+	it := item{fn: func(c *core) {
+		c.advance(s.now()) // the wait is measured from now, not from the loop's last step
+		c.maintain(r, done)
+	}}
 	select {
 	case s.outbound <- it:
 		return nil
