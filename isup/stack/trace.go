@@ -196,7 +196,7 @@ func (t *tracer) request(c *core, r Request) {
 		}
 		tag, cic = x.Tag, x.CIC
 		ci, ok = c.circuitAt(p, cic)
-		text = fmt.Sprintf("maintenance op=%d cic=%d range=%d hardware=%v", x.Op, x.CIC, x.Range, x.Hardware)
+		text = fmt.Sprintf("maintenance %s cic=%d range=%d hardware=%v", x.Op, x.CIC, x.Range, x.Hardware)
 		ok = true
 	default:
 		return
@@ -294,4 +294,18 @@ func (s *Stack) TraceCount(ctx context.Context) (int, error) {
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
+}
+
+func (op MaintenanceOp) String() string {
+	switch op {
+	case OpBlock:
+		return "block"
+	case OpUnblock:
+		return "unblock"
+	case OpReset:
+		return "reset"
+	case OpQuery:
+		return "query"
+	}
+	return fmt.Sprintf("op%d", uint8(op))
 }
