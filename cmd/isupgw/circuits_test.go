@@ -354,4 +354,8 @@ func TestStatusHealthyPairExitsZero(t *testing.T) {
 	if !strings.Contains(out.String(), "Active alarms: none") {
 		t.Errorf("status output:\n%s", out.String())
 	}
+	err = newApp(strings.NewReader(""), &out, &errb).Run([]string{"isupgw", "circuits", "--host-api", a.api, "--token", "wrong"})
+	if err == nil || !strings.Contains(err.Error(), "wrong or missing token") {
+		t.Errorf("circuits with a wrong token: %v", err)
+	}
 }
