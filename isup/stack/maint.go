@@ -273,10 +273,21 @@ func (c *core) maintDone(w *maintWaiter) (MaintenanceOutcome, bool) {
 	cc := &c.circuits[w.head]
 	acked := false
 	switch w.sent {
-	case isup.BLO:
-		acked = cc.pend&pendBLO == 0
-	case isup.UBL:
-		acked = cc.pend&pendUBL == 0
+	case isup.BLO, isup.UBL:
+		bit := pendBLO
+		if w.sent == isup.UBL {
+			bit = pendUBL
+		}
+		if cc.pend&bit != 0 {
+			break
+		}
+		// A UBL sent before the BLA came (or a BLO before the UBA) ends the
+		// wait too (Q.764 §2.8.2.1): say so rather than claim an acknowledgement.
+		if blocked := cc.block&blkLocalMaint != 0; blocked != (w.sent == isup.BLO) {
+			out.Status, out.Ack = StatusInvalidState, 0
+			out.Detail = fmt.Sprintf("%s superseded by a later request on CIC %d before the far end acknowledged it", w.sent, cc.cic)
+		}
+		acked = true
 	case isup.RSC:
 		acked = cc.pend&pendRSC == 0
 	case isup.CGB, isup.CGU, isup.GRS:

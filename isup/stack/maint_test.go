@@ -189,3 +189,22 @@ func TestCircuitsTimeInState(t *testing.T) {
 		t.Fatalf("idle CIC since %v, want the start %v", idle[0].Since, start)
 	}
 }
+
+func TestMaintainBlockSupersededByUnblock(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	block := h.maintain(Maintenance{Op: OpBlock, CIC: 9})
+	unblock := h.maintain(Maintenance{Op: OpUnblock, CIC: 9})
+	h.expectSent("BLO:9 UBL:9")
+	h.advance(0)
+	if o := block(); o == nil || o.Status != StatusInvalidState || !strings.Contains(o.Detail, "superseded") {
+		t.Fatalf("block outcome %+v, want superseded", o)
+	}
+	if o := unblock(); o != nil {
+		t.Fatalf("unblock answered before its UBA: %+v", *o)
+	}
+	h.recv(simple(isup.UBA, 9))
+	h.advance(0)
+	if o := unblock(); o == nil || o.Status != StatusOK || o.Ack != isup.UBA {
+		t.Fatalf("unblock outcome %+v, want OK UBA", o)
+	}
+}
