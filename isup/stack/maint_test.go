@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -207,4 +208,30 @@ func TestMaintainBlockSupersededByUnblock(t *testing.T) {
 	if o := unblock(); o == nil || o.Status != StatusOK || o.Ack != isup.UBA {
 		t.Fatalf("unblock outcome %+v, want OK UBA", o)
 	}
+}
+
+// Every Circuit State Indicator octet reads as something, and the CQR text
+// round-trips through parseQueried.
+func TestDescribeEveryCircuitState(t *testing.T) {
+	for b := 0; b < 256; b++ {
+		if DescribeCircuitState(byte(b)) == "" {
+			t.Errorf("0x%02x: no description", b)
+		}
+		got := parseQueried(fmt.Sprintf("%d:%02x", 100+b, b))
+		if len(got) != 1 || got[0].CIC != uint16(100+b) || got[0].Coded != byte(b) {
+			t.Errorf("0x%02x: parsed %+v", b, got)
+		}
+	}
+}
+
+func FuzzParseQueried(f *testing.F) {
+	f.Add("1:0c 2:0e 3:00")
+	f.Add("T28 expired: no answer to CQM")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, q := range parseQueried(s) {
+			if q.Text == "" {
+				t.Fatalf("%q: state without text", s)
+			}
+		}
+	})
 }
