@@ -37,6 +37,7 @@ type maintRequest struct {
 	Last     *int    `json:"last"`
 	Hardware bool    `json:"hardware"`
 	State    string  `json:"state"`
+	Summary  bool    `json:"summary"` // circuits: the group summaries only
 	Offset   int     `json:"offset"`
 }
 
@@ -202,6 +203,9 @@ func (c *conn) circuits(m Maintainer, seq uint64, r maintRequest) {
 	} else {
 		page = page[r.Offset:]
 	}
+	if r.Summary {
+		page = nil
+	}
 	if len(page) > circuitsPage {
 		page = page[:circuitsPage]
 		data["next"] = r.Offset + circuitsPage
@@ -231,7 +235,7 @@ func (c *conn) circuits(m Maintainer, seq uint64, r maintRequest) {
 	data["circuits"] = rows
 	groups := make([]map[string]any, len(sums))
 	for i, g := range sums {
-		groups[i] = map[string]any{"group": g.Group, "dpc": uint32(g.DPC), "total": g.Total, "idle": g.Idle,
+		groups[i] = map[string]any{"group": g.Group, "dpc": uint32(g.DPC), "variant": g.Variant.String(), "total": g.Total, "idle": g.Idle,
 			"outgoing": g.Outgoing, "incoming": g.Incoming, "releasing": g.Releasing,
 			"locally_blocked": g.LocallyBlocked, "remotely_blocked": g.RemBlocked, "awaiting": g.Awaiting}
 	}

@@ -93,7 +93,7 @@ func parseCICs(s string) (first, last int, err error) {
 
 func circuitsCommand() *cli.Command {
 	target := []cli.Flag{
-		&cli.UintFlag{Name: "dpc", Usage: "the adjacent exchange's point code (as a number)"},
+		&cli.StringFlag{Name: "dpc", Usage: "the adjacent exchange's point code: a number, or 3-8-3 (ITU) / 8-8-8 (ANSI) as the configuration writes it"},
 		&cli.StringFlag{Name: "group", Usage: "the circuit group by name (instead of --dpc)"},
 		&cli.StringFlag{Name: "cic", Usage: "a CIC or a range N-M (at most 32 circuits)", Required: true},
 		&cli.DurationFlag{Name: "timeout", Value: 70 * time.Second, Usage: "how long to wait for the far end's acknowledgement"},
@@ -118,7 +118,7 @@ the far end's acknowledgement and exits non-zero if none came within the repeat
 timer (the gateway keeps repeating the message and alarms at the long timer).
 The commands are host API clients: they need the gateway's token.`,
 		Flags: append([]cli.Flag{
-			&cli.UintFlag{Name: "dpc", Usage: "only this adjacent exchange's circuits"},
+			&cli.StringFlag{Name: "dpc", Usage: "only this adjacent exchange's circuits (a number, or 3-8-3 / 8-8-8)"},
 			&cli.StringFlag{Name: "group", Usage: "only this circuit group"},
 			&cli.StringFlag{Name: "cic", Usage: "only this CIC or range N-M"},
 			&cli.StringFlag{Name: "state", Usage: "only circuits in this state: " + strings.Join(circuitStates, ", ")},
@@ -137,7 +137,7 @@ The commands are host API clients: they need the gateway's token.`,
 var circuitStates = []string{"idle", "busy", "outgoing", "incoming", "releasing", "held", "blocked", "local", "remote", "awaiting"}
 
 func runCircuits(c *cli.Context) error {
-	f := client.CircuitFilter{DPC: uint32(c.Uint("dpc")), Group: c.String("group"), State: c.String("state")}
+	f := client.CircuitFilter{DPC: client.PointCode(c.String("dpc")), Group: c.String("group"), State: c.String("state"), Summary: c.Bool("summary")}
 	if s := c.String("cic"); s != "" {
 		first, last, err := parseCICs(s)
 		if err != nil {
@@ -206,8 +206,8 @@ func runMaintenance(c *cli.Context, op string) error {
 	if err != nil {
 		return err
 	}
-	m := client.Maintenance{DPC: uint32(c.Uint("dpc")), Route: c.String("group"), CIC: first, Last: last, Hardware: c.Bool("hardware")}
-	if m.DPC == 0 && m.Route == "" {
+	m := client.Maintenance{DPC: client.PointCode(c.String("dpc")), Route: c.String("group"), CIC: first, Last: last, Hardware: c.Bool("hardware")}
+	if m.DPC == "" && m.Route == "" {
 		return errors.New("give --dpc or --group")
 	}
 	cl, err := dialAPI(c, "isupgw-circuits")
@@ -217,7 +217,7 @@ func runMaintenance(c *cli.Context, op string) error {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
-	where := fmt.Sprintf("dpc %d", m.DPC)
+	where := "dpc " + string(m.DPC)
 	if m.Route != "" {
 		where = "group " + m.Route
 	}

@@ -195,7 +195,7 @@ func TestCircuitMaintenanceBetweenTwoGateways(t *testing.T) {
 	defer cancel()
 
 	// Block CICs 1-4 on A: a CGB, answered by B's CGBA.
-	out := a.mustIsupgw(t, "circuits", "block", "--dpc", "2", "--cic", "1-4")
+	out := a.mustIsupgw(t, "circuits", "block", "--dpc", "0-0-2", "--cic", "1-4") // ITU 3-8-3 for point code 2
 	if !strings.Contains(out, "CGB sent, CGBA received") {
 		t.Fatalf("block output: %s", out)
 	}
@@ -292,7 +292,7 @@ func TestCircuitMaintenanceBetweenTwoGateways(t *testing.T) {
 
 	// Query from A after B blocked CIC 3 (through the host API request itself):
 	// the CQR's states agree with both listings.
-	if _, err := hostB.Maintain(ctx, "block", client.Maintenance{DPC: 1, CIC: 3}); err != nil {
+	if _, err := hostB.Maintain(ctx, "block", client.Maintenance{DPC: "0-0-1", CIC: 3}); err != nil {
 		t.Fatalf("block through the host API: %v", err)
 	}
 	out = a.mustIsupgw(t, "circuits", "query", "--dpc", "2", "--cic", "1-8")
@@ -357,5 +357,21 @@ func TestStatusHealthyPairExitsZero(t *testing.T) {
 	err = newApp(strings.NewReader(""), &out, &errb).Run([]string{"isupgw", "circuits", "--host-api", a.api, "--token", "wrong"})
 	if err == nil || !strings.Contains(err.Error(), "wrong or missing token") {
 		t.Errorf("circuits with a wrong token: %v", err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"circuits", "block", "--dpc", "0-0-9", "--cic", "1"}, "no circuit group of the gateway has point code 0-0-9"},
+		{[]string{"circuits", "--dpc", "1-2"}, "not a point code"},
+		{[]string{"trace", "--dpc", "x-1-1"}, "no circuit group"},
+	} {
+		if _, err := a.isupgw(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+	sum := a.mustIsupgw(t, "circuits", "--summary", "--dpc", "0-0-2")
+	if strings.Contains(sum, "GROUP") || !strings.Contains(sum, "group b (dpc 2): 8 circuits: 8 idle") {
+		t.Errorf("summary output:\n%s", sum)
 	}
 }

@@ -24,7 +24,7 @@ runs until interrupted, --count lines or --for. It is a host API client: it
 needs the gateway's token. With no trace running, the gateway pays nothing for
 the feature (one pointer test per message).`,
 		Flags: append([]cli.Flag{
-			&cli.UintFlag{Name: "dpc", Usage: "only calls to or from this adjacent exchange"},
+			&cli.StringFlag{Name: "dpc", Usage: "only calls to or from this adjacent exchange (a number, or 3-8-3 / 8-8-8)"},
 			&cli.UintFlag{Name: "cic", Usage: "only this CIC"},
 			&cli.StringFlag{Name: "called", Usage: "only calls whose called number starts with this prefix"},
 			&cli.IntFlag{Name: "count", Usage: "stop after this many lines (0: no limit)"},
@@ -35,7 +35,7 @@ the feature (one pointer test per message).`,
 }
 
 func runTrace(c *cli.Context) error {
-	f := client.TraceFilter{DPC: uint32(c.Uint("dpc")), CIC: int(c.Uint("cic")), Called: c.String("called")}
+	f := client.TraceFilter{DPC: client.PointCode(c.String("dpc")), CIC: int(c.Uint("cic")), Called: c.String("called")}
 	cl, err := dialAPI(c, "isupgw-trace")
 	if err != nil {
 		return err

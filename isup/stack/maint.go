@@ -390,6 +390,7 @@ func (f CircuitFilter) matchesState(ci CircuitInfo) bool {
 type GroupSummary struct {
 	Group                                 string
 	DPC                                   mtp.PointCode
+	Variant                               isup.Variant // how its point codes are written (3-8-3 ITU, 8-8-8 ANSI)
 	Total, Idle, Outgoing, Incoming       int
 	Releasing, LocallyBlocked, RemBlocked int
 	Awaiting                              int
@@ -430,7 +431,7 @@ func (c *core) listCircuits(f CircuitFilter) ([]CircuitInfo, []GroupSummary) {
 		if f.Group != "" && g.Name != f.Group || f.DPC != 0 && g.DPC != f.DPC {
 			continue
 		}
-		sum := GroupSummary{Group: g.Name, DPC: g.DPC}
+		sum := GroupSummary{Group: g.Name, DPC: g.DPC, Variant: g.Variant}
 		for ci := pr.first; ci < pr.first+pr.count; ci++ {
 			info := c.circuitInfo(ci)
 			sum.Total++
@@ -533,7 +534,7 @@ func (c *core) groupSummaries() []GroupSummary {
 	out := make([]GroupSummary, len(c.peers))
 	for p := range c.peers {
 		pr := &c.peers[p]
-		sum := GroupSummary{Group: pr.group.Name, DPC: pr.group.DPC, Total: int(pr.count)}
+		sum := GroupSummary{Group: pr.group.Name, DPC: pr.group.DPC, Variant: pr.group.Variant, Total: int(pr.count)}
 		for ci := pr.first; ci < pr.first+pr.count; ci++ {
 			cc := &c.circuits[ci]
 			switch {
@@ -560,3 +561,7 @@ func (c *core) groupSummaries() []GroupSummary {
 	}
 	return out
 }
+
+// Groups returns every circuit group's summary as the loop published it last
+// (at most a second old), without waiting for the loop.
+func (s *Stack) Groups() []GroupSummary { return s.Stats().Groups }
