@@ -254,3 +254,7 @@ func blockingKind(maint, hw bool) string {
 	}
 	return ""
 }
+
+// AlarmNumber is the host API's number for a stack alarm (docs/host-api.md),
+// for logs that write it as the docs do.
+func AlarmNumber(a stack.Alarm) uint16 { return mapStackAlarm(a).Number }

@@ -138,7 +138,7 @@ func Run(ctx context.Context, o Options) error {
 			if a.Cleared {
 				ev = log.Info()
 			}
-			ev.Uint16("alarm", a.Number).Bool("cleared", a.Cleared).Interface("data", a.Data).Msg(a.Text)
+			ev.Str("alarm", fmt.Sprintf("0x%02X", a.Number)).Bool("cleared", a.Cleared).Interface("data", a.Data).Msg(a.Text)
 			srv.RaiseAlarm(host.Alarm{Number: a.Number, Severity: a.Severity, Cleared: a.Cleared, Text: a.Text, Data: a.Data})
 		}, func(reason string) {
 			select {
@@ -330,7 +330,7 @@ func logAlarm(log zerolog.Logger, a stack.Alarm) {
 	if a.Cleared {
 		ev = log.Info()
 	}
-	ev.Str("part", "isup").Uint32("pc", uint32(a.PC)).Uint16("cic", a.CIC).Uint8("kind", uint8(a.Kind)).Bool("cleared", a.Cleared).Msg(a.Text)
+	ev.Str("part", "isup").Str("alarm", fmt.Sprintf("0x%02X", host.AlarmNumber(a))).Uint32("pc", uint32(a.PC)).Uint16("cic", a.CIC).Uint8("kind", uint8(a.Kind)).Bool("cleared", a.Cleared).Msg(a.Text)
 }
 
 // newLogger builds the zerolog logger: JSON, or console for people.

@@ -11,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/isupgw/isupgw/host/client"
 	"github.com/isupgw/isupgw/host/wire"
+	"github.com/isupgw/isupgw/isup/stack"
 )
 
 type syncBuffer struct {
@@ -140,4 +143,12 @@ func startLogged(t *testing.T, ctx context.Context, yaml string, log io.Writer) 
 	logOut = log
 	defer func() { logOut = nil }()
 	return start(t, ctx, yaml)
+}
+
+func TestAlarmLogsWriteTheNumberInHex(t *testing.T) {
+	var b bytes.Buffer
+	logAlarm(zerolog.New(&b), stack.Alarm{Kind: stack.AlarmDestinationUnavailable, PC: 2, Text: "MTP pause"})
+	if !strings.Contains(b.String(), `"alarm":"0x17"`) {
+		t.Fatalf("log line %s lacks the alarm number in hex", b.String())
+	}
 }
