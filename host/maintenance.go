@@ -17,7 +17,7 @@ import (
 // it). A Stack without it answers the maintenance requests with unknown_type.
 type Maintainer interface {
 	Maintain(ctx context.Context, r stack.Maintenance, done func(stack.MaintenanceOutcome)) error
-	Circuits(ctx context.Context, f stack.CircuitFilter) ([]stack.CircuitInfo, []stack.GroupSummary, error)
+	Circuits(ctx context.Context, f stack.CircuitFilter) (stack.CircuitList, error)
 }
 
 // maxMaintRange: one request covers at most 32 circuits, the limit of GRS and
@@ -184,8 +184,12 @@ func (c *conn) circuits(m Maintainer, seq uint64, r maintRequest) {
 		c.nak(&seq, wire.StatusBadValue, `field "offset": negative`, 0)
 		return
 	}
+	f.Offset, f.Limit = r.Offset, circuitsPage
+	if r.Summary {
+		f.Limit = -1 // no rows (a negative limit takes none)
+	}
 	ctx, cancel := context.WithTimeout(c.s.runCtx(), 5*time.Second)
-	list, sums, err := m.Circuits(ctx, f)
+	list, err := m.Circuits(ctx, f)
 	cancel()
 	if err != nil {
 		st := wire.StatusShuttingDown
@@ -196,19 +200,10 @@ func (c *conn) circuits(m Maintainer, seq uint64, r maintRequest) {
 		return
 	}
 	now := time.Now()
-	data := map[string]any{"total": len(list)}
-	page := list
-	if r.Offset >= len(page) {
-		page = nil
-	} else {
-		page = page[r.Offset:]
-	}
-	if r.Summary {
-		page = nil
-	}
-	if len(page) > circuitsPage {
-		page = page[:circuitsPage]
-		data["next"] = r.Offset + circuitsPage
+	page, sums := list.Rows, list.Groups
+	data := map[string]any{"total": list.Total}
+	if !r.Summary && r.Offset+len(page) < list.Total {
+		data["next"] = r.Offset + len(page)
 	}
 	rows := make([]map[string]any, len(page))
 	for i, ci := range page {

@@ -344,6 +344,16 @@ type CircuitFilter struct {
 	// State: idle, busy, outgoing, incoming, releasing, held, blocked,
 	// local, remote or awaiting.
 	State string
+	// Offset and Limit page the rows (Limit 0: all, negative: none): the loop builds only the
+	// rows asked for, so listing 100,000 circuits a page at a time stays cheap.
+	Offset, Limit int
+}
+
+// CircuitList is the answer to Circuits.
+type CircuitList struct {
+	Rows   []CircuitInfo  // the page of matching circuits
+	Total  int            // matching circuits, all pages
+	Groups []GroupSummary // every group the filter's Group or DPC selects
 }
 
 // CircuitStates are the words CircuitFilter.State accepts.
@@ -399,69 +409,56 @@ type GroupSummary struct {
 // Circuits lists the circuits the filter selects, in group and CIC order, and
 // a summary of every group the filter's group or DPC selects. It waits for the
 // loop.
-func (s *Stack) Circuits(ctx context.Context, f CircuitFilter) ([]CircuitInfo, []GroupSummary, error) {
-	type answer struct {
-		list []CircuitInfo
-		sum  []GroupSummary
-	}
-	ch := make(chan answer, 1)
+func (s *Stack) Circuits(ctx context.Context, f CircuitFilter) (CircuitList, error) {
+	ch := make(chan CircuitList, 1)
 	select {
-	case s.outbound <- item{fn: func(c *core) { l, g := c.listCircuits(f); ch <- answer{l, g} }}:
+	case s.outbound <- item{fn: func(c *core) { ch <- c.circuitList(f) }}:
 	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+		return CircuitList{}, ctx.Err()
 	}
 	select {
-	case a := <-ch:
-		return a.list, a.sum, nil
+	case l := <-ch:
+		return l, nil
 	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+		return CircuitList{}, ctx.Err()
 	}
 }
 
+// listCircuits is circuitList's rows and groups.
 func (c *core) listCircuits(f CircuitFilter) ([]CircuitInfo, []GroupSummary) {
+	l := c.circuitList(f)
+	return l.Rows, l.Groups
+}
+
+func (c *core) circuitList(f CircuitFilter) CircuitList {
 	last := f.Last
 	if last == 0 {
 		last = f.First
 	}
-	var list []CircuitInfo
-	var sums []GroupSummary
+	var out CircuitList
 	for p := range c.peers {
 		pr := &c.peers[p]
 		g := pr.group
 		if f.Group != "" && g.Name != f.Group || f.DPC != 0 && g.DPC != f.DPC {
 			continue
 		}
-		sum := GroupSummary{Group: g.Name, DPC: g.DPC, Variant: g.Variant}
 		for ci := pr.first; ci < pr.first+pr.count; ci++ {
-			info := c.circuitInfo(ci)
-			sum.Total++
-			switch {
-			case info.State == "outgoing busy":
-				sum.Outgoing++
-			case info.State == "incoming busy":
-				sum.Incoming++
-			case info.State == "releasing":
-				sum.Releasing++
-			case info.State == "idle" && !info.Blocked():
-				sum.Idle++
-			}
-			if info.LocalMaint || info.LocalHW {
-				sum.LocallyBlocked++
-			}
-			if info.RemoteMaint || info.RemoteHW {
-				sum.RemBlocked++
-			}
-			if len(info.Awaiting) > 0 {
-				sum.Awaiting++
-			}
-			if f.First != 0 && (info.CIC < f.First || info.CIC > last) || !f.matchesState(info) {
+			cic := c.circuits[ci].cic
+			if f.First != 0 && (cic < f.First || cic > last) {
 				continue
 			}
-			list = append(list, info)
+			info := c.circuitInfo(ci)
+			if !f.matchesState(info) {
+				continue
+			}
+			if out.Total >= f.Offset && (f.Limit == 0 || f.Limit > 0 && len(out.Rows) < f.Limit) {
+				out.Rows = append(out.Rows, info)
+			}
+			out.Total++
 		}
-		sums = append(sums, sum)
+		out.Groups = append(out.Groups, c.groupSummary(p))
 	}
-	return list, sums
+	return out
 }
 
 func (c *core) circuitInfo(ci int32) CircuitInfo {
@@ -533,33 +530,38 @@ func (c *core) stampOf(ci int32) time.Time {
 func (c *core) groupSummaries() []GroupSummary {
 	out := make([]GroupSummary, len(c.peers))
 	for p := range c.peers {
-		pr := &c.peers[p]
-		sum := GroupSummary{Group: pr.group.Name, DPC: pr.group.DPC, Variant: pr.group.Variant, Total: int(pr.count)}
-		for ci := pr.first; ci < pr.first+pr.count; ci++ {
-			cc := &c.circuits[ci]
-			switch {
-			case cc.state == csOutgoing:
-				sum.Outgoing++
-			case cc.state == csIncoming:
-				sum.Incoming++
-			case cc.state == csReleasing:
-				sum.Releasing++
-			case cc.state == csIdle && cc.block == 0:
-				sum.Idle++
-			}
-			if cc.block&(blkLocalMaint|blkLocalHW) != 0 {
-				sum.LocallyBlocked++
-			}
-			if cc.block&(blkRemoteMaint|blkRemoteHW) != 0 {
-				sum.RemBlocked++
-			}
-			if _, grp := c.groupOps[ci]; cc.pend != 0 || grp {
-				sum.Awaiting++
-			}
-		}
-		out[p] = sum
+		out[p] = c.groupSummary(p)
 	}
 	return out
+}
+
+// groupSummary counts one group's circuits.
+func (c *core) groupSummary(p int) GroupSummary {
+	pr := &c.peers[p]
+	sum := GroupSummary{Group: pr.group.Name, DPC: pr.group.DPC, Variant: pr.group.Variant, Total: int(pr.count)}
+	for ci := pr.first; ci < pr.first+pr.count; ci++ {
+		cc := &c.circuits[ci]
+		switch {
+		case cc.state == csOutgoing:
+			sum.Outgoing++
+		case cc.state == csIncoming:
+			sum.Incoming++
+		case cc.state == csReleasing:
+			sum.Releasing++
+		case cc.state == csIdle && cc.block == 0:
+			sum.Idle++
+		}
+		if cc.block&(blkLocalMaint|blkLocalHW) != 0 {
+			sum.LocallyBlocked++
+		}
+		if cc.block&(blkRemoteMaint|blkRemoteHW) != 0 {
+			sum.RemBlocked++
+		}
+		if _, grp := c.groupOps[ci]; cc.pend != 0 || grp {
+			sum.Awaiting++
+		}
+	}
+	return sum
 }
 
 // Groups returns every circuit group's summary as the loop published it last

@@ -235,3 +235,14 @@ func FuzzParseQueried(f *testing.F) {
 		}
 	})
 }
+
+func TestCircuitsPaging(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	l := h.c.circuitList(CircuitFilter{Offset: 25, Limit: 10})
+	if l.Total != 31 || len(l.Rows) != 6 || l.Rows[0].CIC != 26 || l.Rows[5].CIC != 31 {
+		t.Fatalf("page at 25: total %d, %d rows from CIC %d", l.Total, len(l.Rows), l.Rows[0].CIC)
+	}
+	if l := h.c.circuitList(CircuitFilter{Limit: -1}); l.Total != 31 || len(l.Rows) != 0 || len(l.Groups) != 1 || l.Groups[0].Total != 31 {
+		t.Fatalf("summary only: %+v", l)
+	}
+}
