@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -77,6 +78,10 @@ func (c *conn) trace(seq uint64, line []byte) {
 		}
 	})
 	cancel()
+	if errors.Is(err, stack.ErrTooManyTraces) {
+		c.nak(&seq, wire.StatusBadRequest, fmt.Sprintf("%d traces are running already, the most the gateway allows", stack.MaxTraces), 0)
+		return
+	}
 	if err != nil {
 		c.nak(&seq, wire.StatusShuttingDown, "the stack did not start the trace: "+err.Error(), 0)
 		return

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -37,12 +38,25 @@ type traceSub struct {
 	tags  map[uint64]bool // requests shown, whose Result is shown too
 }
 
+// MaxTraces bounds the traces running at once: each costs the loop a filter
+// test per message.
+const MaxTraces = 16
+
+// ErrTooManyTraces refuses a trace beyond MaxTraces.
+var ErrTooManyTraces = errors.New("stack: too many traces running")
+
 // Trace starts a trace: sink gets one line per matching ISUP message, host
 // request, result and release, on the loop goroutine (it must not block). The
 // returned id ends it with Untrace.
 func (s *Stack) Trace(ctx context.Context, f TraceFilter, sink func(line string)) (uint64, error) {
 	ch := make(chan uint64, 1)
-	it := item{fn: func(c *core) { ch <- c.startTrace(f, sink) }}
+	it := item{fn: func(c *core) {
+		if c.trace != nil && len(c.trace.subs) >= MaxTraces {
+			ch <- 0
+			return
+		}
+		ch <- c.startTrace(f, sink)
+	}}
 	select {
 	case s.outbound <- it:
 	case <-ctx.Done():
@@ -50,6 +64,9 @@ func (s *Stack) Trace(ctx context.Context, f TraceFilter, sink func(line string)
 	}
 	select {
 	case id := <-ch:
+		if id == 0 {
+			return 0, ErrTooManyTraces
+		}
 		return id, nil
 	case <-ctx.Done():
 		return 0, ctx.Err()

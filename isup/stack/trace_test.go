@@ -1,6 +1,8 @@
 package stack
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -68,5 +70,27 @@ func TestTraceByCIC(t *testing.T) {
 	h.recv(simple(isup.BLO, 8))
 	if len(lines) != 2 || !strings.Contains(lines[0], "cic=7 BLO") || !strings.Contains(lines[1], "cic=7 BLA") {
 		t.Fatalf("trace of CIC 7: %q", lines)
+	}
+}
+
+func TestTraceLimit(t *testing.T) {
+	s := runStack(t)
+	ctx := context.Background()
+	for i := range MaxTraces {
+		if _, err := s.Trace(ctx, TraceFilter{}, func(string) {}); err != nil {
+			t.Fatalf("trace %d: %v", i+1, err)
+		}
+	}
+	if _, err := s.Trace(ctx, TraceFilter{}, func(string) {}); !errors.Is(err, ErrTooManyTraces) {
+		t.Fatalf("trace %d: %v, want ErrTooManyTraces", MaxTraces+1, err)
+	}
+	if err := s.Untrace(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Trace(ctx, TraceFilter{}, func(string) {}); err != nil {
+		t.Fatalf("a trace after one ended: %v", err)
+	}
+	if n, err := s.TraceCount(ctx); err != nil || n != MaxTraces {
+		t.Fatalf("TraceCount %d %v, want %d", n, err, MaxTraces)
 	}
 }
