@@ -75,7 +75,7 @@ const (
 	StatusDestinationOutOfService Status = 0x010B
 	StatusHighTraffic             Status = 0x010C
 	StatusNetworkCongestion       Status = 0x010D
-	StatusNotAcknowledged         Status = 0x010E
+	StatusNotAcknowledged         Status = 0x010F
 )
 
 // Statuses of the host API (0x0110-0x011F).

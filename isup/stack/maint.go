@@ -16,7 +16,7 @@ import (
 // not acknowledge it within the first (repeat) timer. The local effect stays
 // (a local block is in force, a reset circuit is idle here) and the stack goes
 // on repeating the message per Q.764 until the long timer raises its alarm.
-const StatusNotAcknowledged Status = 0x010E
+const StatusNotAcknowledged Status = 0x010F
 
 func init() {
 	statusText[StatusNotAcknowledged] = "not acknowledged by the far end in time"
