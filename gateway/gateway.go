@@ -173,6 +173,9 @@ func (g *Gateway) mtpEvent(ev mtp.Event) {
 		ev = *ps
 	}
 	if ps, ok := ev.(mtp.PeerState); ok {
+		if g.Control != nil {
+			g.Control.MTPEvent(ps) // the IAMs in flight on a lost association are not the destination's failures
+		}
 		for _, e := range g.avail.peerState(ps.Peer, ps.State == "active") {
 			g.toStackAndControl(e)
 		}

@@ -104,15 +104,18 @@ var refusalStatus = map[sprc.Refusal]stack.Status{
 func observe(ctl *sprc.Controller, o stack.Observation) {
 	switch o.Kind {
 	case stack.ObsRELReceived:
-		ctl.RELReceived(o.PC, o.ACL)
+		ctl.RELReceivedFrom(o.PC, o.ACL, o.Variant)
 	case stack.ObsCallStarted:
 		ctl.CallStarted(o.PC, o.Outgoing)
+		if o.Outgoing {
+			ctl.AttemptStarted(o.PC, uint64(o.Call))
+		}
 	case stack.ObsCallEnded:
 		ctl.CallEnded(o.PC, o.Outgoing)
 	case stack.ObsT7Expired:
-		ctl.T7Expired(o.PC)
+		ctl.T7Expired(o.PC, uint64(o.Call))
 	case stack.ObsBackward:
-		ctl.Backward(o.PC)
+		ctl.Backward(o.PC, uint64(o.Call))
 	case stack.ObsQueryAnswered:
 		ctl.QueryAnswered(o.PC)
 	case stack.ObsQueryUnanswered:

@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -24,7 +26,7 @@ type conn struct {
 	br     *bufio.Reader
 	buf    []byte
 
-	out        chan []byte // nil entry: flush, then close (after a fatal nak)
+	out        *sendQueue
 	closed     chan struct{}
 	closeOnce  sync.Once
 	why        string
@@ -38,6 +40,12 @@ type conn struct {
 	// closeReason is the reason of a close ordered after a fatal nak.
 	closeReason string
 	calls       map[stack.CallID]struct{}
+	// pending counts this host's requests submitted whose answer has not
+	// yet been written to it (its share, see Config.MaxPending): counting
+	// until the answer is written keeps a host's own answers from filling
+	// its send queue too. drained is signalled when answers are written.
+	pending int
+	drained chan struct{}
 	// Under s.ovMu.
 	overload int
 }
@@ -50,8 +58,48 @@ func newConn(s *Server, nc net.Conn) *conn {
 	return &conn{
 		s: s, nc: nc, id: s.ids.Add(1), remote: remote,
 		br:  bufio.NewReaderSize(nc, 16<<10),
-		out: make(chan []byte, s.cfg.QueueSize), closed: make(chan struct{}), writerDone: make(chan struct{}),
-		calls: map[stack.CallID]struct{}{},
+		out: newSendQueue(s.cfg.QueueSize), closed: make(chan struct{}), writerDone: make(chan struct{}),
+		calls: map[stack.CallID]struct{}{}, drained: make(chan struct{}, 1),
+	}
+}
+
+// answered counts n of the host's requests answered (s.mu held).
+func (c *conn) answered(n int) {
+	c.pending -= n
+	select {
+	case c.drained <- struct{}{}:
+	default:
+	}
+}
+
+// waitShare holds the reader while the host has limit requests waiting:
+// back-pressure on this host alone. False means the connection ended.
+func (c *conn) waitShare(limit int) bool {
+	for {
+		c.s.mu.Lock()
+		n := c.pending
+		c.s.mu.Unlock()
+		if n < limit {
+			return true
+		}
+		select {
+		case <-c.drained:
+		case <-c.closed:
+			return false
+		}
+	}
+}
+
+// submit hands one of the host's requests (registered as pending under tag)
+// to the stack, and forgets it if the stack never took it.
+func (c *conn) submit(r stack.Request, tag uint64) {
+	if err := c.s.submit(r); err != nil {
+		c.s.mu.Lock()
+		if _, ok := c.s.pending[tag]; ok {
+			delete(c.s.pending, tag)
+			c.answered(1)
+		}
+		c.s.mu.Unlock()
 	}
 }
 
@@ -77,57 +125,69 @@ func (c *conn) reason() string {
 
 // send queues a line without waiting. A full queue disconnects the host: its
 // reader goroutine then releases its calls.
-func (c *conn) send(typ string, line []byte) bool {
+func (c *conn) send(typ string, line []byte) bool { return c.enqueue(typ, line, false) }
+
+// sendAnswer queues the ack or nak of a pending request: once the writer has
+// written it, the request leaves the host's share.
+func (c *conn) sendAnswer(typ string, line []byte) bool { return c.enqueue(typ, line, true) }
+
+func (c *conn) enqueue(typ string, line []byte, answer bool) bool {
 	select {
 	case <-c.closed:
 		return false
 	default:
 	}
-	select {
-	case c.out <- line:
+	if c.out.push(line, answer) {
 		c.s.metrics.MessagesSent.Add(1)
 		c.s.metrics.events.add(typ)
 		return true
-	default:
-		c.s.metrics.QueueDrops.Add(1)
-		c.s.log.Warn("host send queue full: disconnecting", "conn", c.id, "app", c.app, "queue", cap(c.out))
-		c.fail("send queue full")
-		return false
 	}
+	c.s.metrics.QueueDrops.Add(1)
+	c.s.log.Warn("host send queue full: disconnecting", "conn", c.id, "app", c.app, "queue", c.s.cfg.QueueSize)
+	c.fail("send queue full")
+	return false
 }
 
 func (c *conn) writer() {
 	defer close(c.writerDone)
-	bw := bufio.NewWriterSize(c.nc, 32<<10)
 	for {
-		var line []byte
 		select {
 		case <-c.closed:
 			return
-		case line = <-c.out:
+		case <-c.out.wake:
 		}
-		for {
-			if line == nil { // flush and close
-				bw.Flush()
-				c.fail(c.pendingClose())
-				return
-			}
-			if _, err := bw.Write(line); err != nil {
-				c.fail("write error")
-				return
-			}
-			select {
-			case line = <-c.out:
-				continue
-			default:
-			}
-			break
-		}
-		if err := bw.Flush(); err != nil {
+		batch, answers, closing := c.out.take()
+		if len(batch) > 0 && !c.write(batch) {
 			c.fail("write error")
 			return
 		}
+		c.out.recycle(batch)
+		if answers > 0 {
+			c.s.mu.Lock()
+			c.answered(answers)
+			c.s.mu.Unlock()
+		}
+		if closing {
+			c.fail(c.pendingClose())
+			return
+		}
 	}
+}
+
+// write sends a batch of lines through a buffer borrowed for the purpose.
+func (c *conn) write(batch [][]byte) bool {
+	bw := writers.Get().(*bufio.Writer)
+	bw.Reset(c.nc)
+	defer func() {
+		bw.Reset(nil)
+		writers.Put(bw)
+	}()
+	for _, line := range batch {
+		if _, err := bw.Write(line); err != nil {
+			return false
+		}
+	}
+	return bw.Flush() == nil
 }
 
 // closeAfter queues a fatal nak and then the order to close, and waits until
@@ -137,11 +197,7 @@ func (c *conn) closeAfter(line []byte, reason string) {
 	c.closeReason = reason
 	c.s.mu.Unlock()
 	if c.send(wire.TypeNak, line) {
-		select {
-		case c.out <- nil:
-		default:
-			c.fail(reason)
-		}
+		c.out.closeAfterQueued()
 	}
 	select {
 	case <-c.writerDone:
@@ -202,7 +258,12 @@ func (c *conn) reader() {
 	for {
 		line, tooLong, err := c.readLine()
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+			switch {
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				// Only the hello has a deadline (hello clears it).
+				s.log.Info("host connection closed: no hello in time", "conn", c.id, "remote", c.remote, "timeout", s.cfg.HelloTimeout)
+				c.fail("hello timeout")
+			case !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed):
 				c.fail("read error")
 			}
 			return
@@ -276,22 +337,43 @@ func (c *conn) handle(line []byte) bool {
 		o := d.req.(stack.Outseize)
 		o.Tag = tag
 		s.mu.Lock()
-		s.pending[tag] = pending{c: c, seq: seq, typ: d.typ}
+		n := c.pending
+		if n < s.cfg.MaxPending {
+			s.pending[tag] = pending{c: c, seq: seq, typ: d.typ}
+			c.pending++
+		}
 		s.mu.Unlock()
-		s.submit(o)
+		if n >= s.cfg.MaxPending {
+			// Refused before the shared queue: the excess costs this host,
+			// not the delay every host's calls are admitted by.
+			s.metrics.ShareRefused.Add(1)
+			c.nak(d.seq, wire.StatusOutboundCongestion, fmt.Sprintf("this host has %d requests waiting in the gateway, its share: try later", n), 0)
+			// Then read on only once half its share is answered: refusing
+			// as fast as the host can write would take the CPU the loop
+			// needs, and waking for every answer would cost nearly as
+			// much. A flooder is slowed to the rate it is answered at.
+			return c.waitShare(max(1, s.cfg.MaxPending/2))
+		}
+		c.submit(o, tag)
 	default: // alert, progress, answer, release: the call must be this host's
+		// These finish calls already admitted: not refused, but a host
+		// cannot queue more than its share of them either.
+		if !c.waitShare(2 * s.cfg.MaxPending) {
+			return false
+		}
 		tag := s.newTag()
 		s.mu.Lock()
 		owner := s.calls[d.call]
 		if owner == c {
 			s.pending[tag] = pending{c: c, seq: seq, typ: d.typ}
+			c.pending++
 		}
 		s.mu.Unlock()
 		if owner != c {
 			c.nak(d.seq, wire.StatusUnknownCall, "no call with that handle belongs to this host", uint64(d.call))
 			return true
 		}
-		s.submit(withTag(d.req, tag))
+		c.submit(withTag(d.req, tag), tag)
 	}
 	return true
 }
@@ -353,6 +435,8 @@ func (c *conn) hello(d decoded) bool {
 		return false
 	}
 	c.authed, c.app, c.incoming = true, d.app, d.incoming
+	c.nc.SetReadDeadline(time.Time{}) // the hello deadline no longer applies
+	s.unwait(c)
 	s.hosts = append(s.hosts, c)
 	alarms := make([]Alarm, 0, len(s.alarms))
 	for _, a := range s.alarms {
@@ -375,6 +459,7 @@ func (c *conn) status() map[string]any {
 	s := c.s
 	s.mu.Lock()
 	own := len(c.calls)
+	waiting := c.pending
 	total := len(s.calls)
 	hosts := len(s.hosts)
 	alarms := make([]map[string]any, 0, len(s.alarms))
@@ -387,7 +472,7 @@ func (c *conn) status() map[string]any {
 	s.ovMu.Unlock()
 	data := map[string]any{
 		"version": wire.Version, "host": c.id, "app": c.app, "hosts": hosts,
-		"calls": own, "calls_total": total, "overload": ownLevel, "overload_max": max, "alarms": alarms,
+		"calls": own, "pending": waiting, "max_pending": s.cfg.MaxPending, "calls_total": total, "overload": ownLevel, "overload_max": max, "alarms": alarms,
 	}
 	if ref := s.stack.Load(); ref != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -18,6 +18,7 @@ import (
 	"github.com/isupgw/isupgw/mtp"
 	"github.com/isupgw/isupgw/mtp/m3ua"
 	"github.com/isupgw/isupgw/mtp/transport"
+	"github.com/isupgw/isupgw/sprc"
 )
 
 const token = "s3cret"
@@ -42,6 +43,8 @@ type pairOpts struct {
 	optsA        []host.Option
 	optsB        []host.Option
 	hooksA       *stack.Hooks
+	controlA     *sprc.Config // congestion control on A (none if nil)
+	slowA        func()       // runs before each item of A's loop (stack.WithSlowdown)
 }
 
 // startPair runs gateways A (PC 1) and B (PC 2) over M3UA (SCTP over UDP on
@@ -63,7 +66,7 @@ func startPair(t testing.TB, o pairOpts) (a, b *node) {
 		wg.Wait()
 		os.RemoveAll(dir)
 	})
-	mk := func(own, peer mtp.PointCode, m3 m3ua.Config, hc host.Config, hopts []host.Option, hooks *stack.Hooks) *node {
+	mk := func(own, peer mtp.PointCode, m3 m3ua.Config, hc host.Config, hopts []host.Option, hooks *stack.Hooks, control *sprc.Config, slow func()) *node {
 		groups := []stack.Group{{Name: "peer", DPC: peer, Variant: isup.ITU, CICs: []stack.CICRange{{First: 1, Last: uint16(o.circuits)}}}}
 		idle := o.circuits
 		if own == 1 {
@@ -98,6 +101,14 @@ func startPair(t testing.TB, o pairOpts) (a, b *node) {
 		if hooks != nil {
 			gopts = append(gopts, gateway.WithStackOptions(stack.WithHooks(*hooks)))
 		}
+		if slow != nil {
+			gopts = append(gopts, gateway.WithStackOptions(stack.WithSlowdown(slow)))
+		}
+		if control != nil {
+			gopts = append(gopts, gateway.WithCongestionControl(*control, func(a sprc.Alarm) {
+				srv.RaiseAlarm(host.Alarm{Number: a.Number, Severity: a.Severity, Cleared: a.Cleared, Text: a.Text, Data: a.Data})
+			}, nil))
+		}
 		g, err := gateway.New(cfg, sink, gopts...)
 		if err != nil {
 			t.Fatal(err)
@@ -122,9 +133,9 @@ func startPair(t testing.TB, o pairOpts) (a, b *node) {
 		return n
 	}
 	a = mk(1, 2, m3ua.Config{Role: m3ua.RoleIPSP, Transport: transport.KindUDP, Listen: netip.AddrPortFrom(lo, 0),
-		Peers: []m3ua.Peer{{Name: "b", From: lo, DPCs: []mtp.PointCode{2}}}}, o.hostA, o.optsA, o.hooksA)
+		Peers: []m3ua.Peer{{Name: "b", From: lo, DPCs: []mtp.PointCode{2}}}}, o.hostA, o.optsA, o.hooksA, o.controlA, o.slowA)
 	b = mk(2, 1, m3ua.Config{Role: m3ua.RoleIPSP, Transport: transport.KindUDP,
-		Peers: []m3ua.Peer{{Name: "a", Dial: a.g.Endpoint.Addr(), DPCs: []mtp.PointCode{1}}}}, o.hostB, o.optsB, nil)
+		Peers: []m3ua.Peer{{Name: "a", Dial: a.g.Endpoint.Addr(), DPCs: []mtp.PointCode{1}}}}, o.hostB, o.optsB, nil, nil, nil)
 	for _, n := range []*node{a, b} {
 		n.waitAlarm(t, func(al stack.Alarm) bool { return al.Kind == stack.AlarmDestinationUnavailable && al.Cleared })
 	}

@@ -19,6 +19,7 @@ type Metrics struct {
 	ReleasedOnDisconnect atomic.Uint64 // calls released towards the network because their host went away
 	AlarmsSent           atomic.Uint64 // alarm and alarm_cleared lines queued (one per host)
 	OrphanEvents         atomic.Uint64 // stack events for calls no host owns any more
+	ShareRefused         atomic.Uint64 // outseizes refused (0x0C) because their host had MaxPending requests waiting
 
 	requests    labelled[string] // by request type ("invalid" when the line had none)
 	naks        labelled[uint16] // by status
@@ -39,6 +40,7 @@ type MetricsSnapshot struct {
 	ReleasedOnDisconnect uint64
 	AlarmsSent           uint64
 	OrphanEvents         uint64
+	ShareRefused         uint64
 	Requests             map[string]uint64 // request type -> count
 	Naks                 map[uint16]uint64 // status -> count
 	Disconnects          map[string]uint64 // reason -> count
@@ -59,6 +61,7 @@ func (m *Metrics) Snapshot() MetricsSnapshot {
 		ReleasedOnDisconnect: m.ReleasedOnDisconnect.Load(),
 		AlarmsSent:           m.AlarmsSent.Load(),
 		OrphanEvents:         m.OrphanEvents.Load(),
+		ShareRefused:         m.ShareRefused.Load(),
 		Requests:             m.requests.snapshot(),
 		Naks:                 m.naks.snapshot(),
 		Disconnects:          m.disconnects.snapshot(),

@@ -24,6 +24,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,9 +51,28 @@ type Config struct {
 	// QueueSize is each host's send queue in lines (default 1024). A host whose
 	// queue is full is disconnected.
 	QueueSize int
-	// MaxHosts limits the hosts connected at once (default 64); connections
-	// that have not said hello yet are limited to four times as many.
+	// MaxHosts limits the hosts connected at once (default 64): a hello
+	// beyond it is refused with 0x011A and the connection closed.
 	MaxHosts int
+	// MaxPreHello limits the connections that have not completed their hello
+	// (default 64), apart from MaxHosts. A connection beyond it closes the one
+	// that has waited longest for its hello ("pre-hello limit"), so idle
+	// unauthenticated connections can hold neither a host's place nor
+	// memory, and a host that says hello promptly always gets in.
+	MaxPreHello int
+	// MaxPending is each host's share of the stack's outbound queue: how many
+	// of its requests may wait in the gateway (submitted, answer not yet
+	// written to it) at once (default 256). An outseize beyond it is refused
+	// at once with 0x0C and never enters the shared queue, and the host's
+	// next line is read once half its share is answered; another request
+	// beyond twice as many waits (the host's own reader stops) until its
+	// earlier ones are answered. So one flooding host cannot fill the queue
+	// whose delay decides congestion for every host.
+	MaxPending int
+	// HelloTimeout is how long a connection may take to complete its hello
+	// (default 5 s); one that has not by then is closed ("hello timeout"), so
+	// idle unauthenticated connections do not hold resources.
+	HelloTimeout time.Duration
 	// Rules decide which host is offered an incoming call; see Rule. None
 	// means one rule that matches every call: round robin over every host that
 	// subscribed with "incoming": true.
@@ -110,6 +130,16 @@ func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
 // call back into the server.
 func OnOverload(f func(maxLevel int)) Option { return func(s *Server) { s.onOverload = f } }
 
+// DefaultHelloTimeout is Config.HelloTimeout's default: a host says hello
+// right after it connects, so seconds are plenty even over a slow network.
+const DefaultHelloTimeout = 5 * time.Second
+
+// DefaultMaxPending is Config.MaxPending's default. A host's requests wait
+// behind at most this many of another's, a few milliseconds of the loop's
+// work; a host that places tens of thousands of calls a second has a few
+// hundred waiting only when the gateway is already falling behind.
+const DefaultMaxPending = 256
+
 // tagBase marks the stack request tags the server uses ("HS" in the top 16
 // bits), so that results of requests submitted by others are ignored.
 const tagBase = uint64(0x4853) << 48
@@ -128,6 +158,8 @@ type Server struct {
 	mu        sync.Mutex
 	conns     map[*conn]struct{} // every open connection
 	hosts     []*conn            // authenticated, in hello order (round robin)
+	waiting   []*conn            // not yet authenticated, oldest first
+	evictLog  time.Time          // when a pre-hello eviction was last logged
 	calls     map[stack.CallID]*conn
 	pending   map[uint64]pending
 	rr        []uint64
@@ -166,6 +198,15 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	if cfg.MaxHosts <= 0 {
 		cfg.MaxHosts = 64
 	}
+	if cfg.MaxPending <= 0 {
+		cfg.MaxPending = DefaultMaxPending
+	}
+	if cfg.MaxPreHello <= 0 {
+		cfg.MaxPreHello = 64
+	}
+	if cfg.HelloTimeout <= 0 {
+		cfg.HelloTimeout = DefaultHelloTimeout
+	}
 	if cfg.DisconnectCause == 0 {
 		cfg.DisconnectCause = isup.CauseTemporaryFailure
 	}
@@ -201,10 +242,11 @@ func (s *Server) Attach(st Stack) { s.stack.Store(&stackRef{st}) }
 
 // submit hands a request to the stack; it gives up when the server stops, so
 // a stopped stack cannot hold a connection's reader.
-func (s *Server) submit(r stack.Request) {
+func (s *Server) submit(r stack.Request) error {
 	if ref := s.stack.Load(); ref != nil {
-		_ = ref.s.SubmitContext(s.runCtx(), r)
+		return ref.s.SubmitContext(s.runCtx(), r)
 	}
+	return errors.New("host: no stack attached")
 }
 
 func (s *Server) runCtx() context.Context {
@@ -332,23 +374,45 @@ func (s *Server) accept(l net.Listener) {
 			nc.Close()
 			return
 		}
-		if len(s.conns) >= 4*s.cfg.MaxHosts {
-			// Connections that never say hello must not pile up either.
-			s.mu.Unlock()
-			nc.Close()
-			s.metrics.disconnects.add("too many connections")
-			s.log.Warn("host connection refused: too many open connections", "limit", 4*s.cfg.MaxHosts)
-			continue
+		// Make room among the connections waiting for their hello by closing
+		// the one that has waited longest: refusing the newcomer instead
+		// would let whoever holds the places keep every host out.
+		var evicted *conn
+		if len(s.waiting) >= s.cfg.MaxPreHello {
+			evicted = s.waiting[0]
+			s.waiting = slices.Delete(s.waiting, 0, 1)
+		}
+		logEviction := evicted != nil && time.Since(s.evictLog) >= time.Second
+		if logEviction {
+			s.evictLog = time.Now()
 		}
 		c := newConn(s, nc)
+		s.waiting = append(s.waiting, c)
+		// The hello must come before this deadline; hello clears it.
+		nc.SetReadDeadline(time.Now().Add(s.cfg.HelloTimeout))
 		s.conns[c] = struct{}{}
 		s.wg.Add(2)
 		s.mu.Unlock()
+		if evicted != nil {
+			evicted.fail("pre-hello limit")
+			if logEviction { // at most once a second: a connection flood must not flood the log
+				s.log.Warn("host connections without hello at their limit: closing the oldest", "limit", s.cfg.MaxPreHello,
+					"closed_so_far", s.metrics.Snapshot().Disconnects["pre-hello limit"])
+			}
+		}
 		s.metrics.ConnectionsAccepted.Add(1)
 		s.metrics.ConnectionsOpen.Add(1)
 		s.log.Info("host connected", "conn", c.id, "remote", c.remote)
 		go func() { defer s.wg.Done(); c.writer() }()
 		go func() { defer s.wg.Done(); c.reader() }()
+	}
+}
+
+// unwait takes c off the list of connections waiting for their hello (s.mu
+// held).
+func (s *Server) unwait(c *conn) {
+	if i := slices.Index(s.waiting, c); i >= 0 {
+		s.waiting = slices.Delete(s.waiting, i, i+1)
 	}
 }
 
@@ -361,6 +425,7 @@ func (s *Server) remove(c *conn) {
 	s.mu.Lock()
 	c.removed = true
 	delete(s.conns, c)
+	s.unwait(c)
 	for i, h := range s.hosts {
 		if h == c {
 			s.hosts = append(s.hosts[:i:i], s.hosts[i+1:]...)
@@ -533,7 +598,7 @@ func (s *Server) onResult(r stack.Result) {
 	}
 	s.mu.Unlock()
 	if r.Status == stack.StatusOK {
-		p.c.send(wire.TypeAck, encodeAck(p.seq, r, p.typ == wire.TypeOutseize))
+		p.c.sendAnswer(wire.TypeAck, encodeAck(p.seq, r, p.typ == wire.TypeOutseize))
 		return
 	}
 	s.metrics.naks.add(uint16(r.Status))
@@ -541,7 +606,7 @@ func (s *Server) onResult(r stack.Result) {
 	if detail == "" {
 		detail = r.Status.String()
 	}
-	p.c.send(wire.TypeNak, encodeNak(&p.seq, wire.Status(r.Status), detail, uint64(r.Call)))
+	p.c.sendAnswer(wire.TypeNak, encodeNak(&p.seq, wire.Status(r.Status), detail, uint64(r.Call)))
 }
 
 func (s *Server) onIncoming(in stack.Incoming) {

@@ -115,10 +115,17 @@ func (c *conn) trace(seq uint64, line []byte) {
 // sendTrace queues a trace line unless the host's queue is nearly full: a
 // trace line is dropped rather than the host disconnected.
 func (c *conn) sendTrace(text string) bool {
-	if len(c.out) >= cap(c.out)-cap(c.out)/8 {
+	if c.out.room() <= c.s.cfg.QueueSize/8 {
 		return false
 	}
 	w := newObj(wire.TypeTrace, len(text)+32)
 	w.str("text", text)
 	return c.send(wire.TypeTrace, w.end())
+}
+
+// room is how many more lines the queue takes now.
+func (q *sendQueue) room() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.limit - len(q.lines)
 }

@@ -143,6 +143,14 @@ func (m *ReleaseComplete) layout(c *codec) {
 	if c.variant == ANSI {
 		return
 	}
+	if c.mode == decoding && c.off == len(c.buf) {
+		// An ITU RLC with nothing after the type (no optional-part pointer, as
+		// some exchanges send it, ANSI-style) is still an RLC: read as "no
+		// optional part" rather than refused, which would leave the circuit
+		// waiting for T5. Encoding always writes the pointer (Q.763 Table 34).
+		m.Optional = nil
+		return
+	}
 	c.pointers(0, true)
 	c.optional(&m.Optional)
 }

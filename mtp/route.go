@@ -290,10 +290,13 @@ func (t *Table) endChangeover(dpc PointCode, r *route, sls uint8) {
 }
 
 // StreamForSLS maps an SLS onto streams 1..n-1; stream 0 is for management
-// (RFC 4666 §1.4.7) and never carries DATA.
+// (RFC 4666 §1.4.7) and does not carry DATA. An association with a single
+// outbound stream has only stream 0: DATA goes there, since stream 1 does not
+// exist and every write to it would fail (a peer that offers one stream
+// expects everything on it; a strict one answers ERR 0x09, which says why).
 func StreamForSLS(sls uint8, n uint16) uint16 {
 	if n < 2 {
-		return 1
+		return 0
 	}
 	return 1 + uint16(sls)%(n-1)
 }

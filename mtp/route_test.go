@@ -95,12 +95,14 @@ func TestOverrideAndProhibited(t *testing.T) {
 	}
 }
 
-// TestStreamForSLSNeverZero: every SLS maps into 1..n-1.
-func TestStreamForSLSNeverZero(t *testing.T) {
+// TestStreamForSLS: with two streams or more every SLS maps into 1..n-1 (never
+// stream 0); with a single stream (or none reported), onto stream 0, the only
+// one that exists (issue 13: it picked stream 1).
+func TestStreamForSLS(t *testing.T) {
 	for _, n := range []uint16{0, 1, 2, 3, 16, 300} {
 		for sls := range 256 {
 			s := StreamForSLS(uint8(sls), n)
-			if s == 0 || (n >= 2 && s >= n) {
+			if n < 2 && s != 0 || n >= 2 && (s == 0 || s >= n) {
 				t.Fatalf("n=%d sls=%d -> %d", n, sls, s)
 			}
 		}

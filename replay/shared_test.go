@@ -64,6 +64,35 @@ func TestSharedM3UAISUP(t *testing.T) {
 	}
 }
 
+// TestSharedM2PAISUP: m2pa_isup_itu.pcap (another stack's M2PA link) holds a
+// circuit reset and 40 answered calls released with cause 16, with no
+// anomaly; the count of each message type is tshark's.
+func TestSharedM2PAISUP(t *testing.T) {
+	path := sharedCapture(t, "m2pa_isup_itu.pcap")
+	c, err := Load(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := Analyze(c, isup.ITU)
+	r := a.Report()
+	if len(r.Calls) != 40 || r.Answered != 40 || r.InProgress != 0 || r.Partial != 0 || len(r.Violations) != 0 {
+		t.Fatalf("calls %d answered %d in progress %d partial %d violations %v",
+			len(r.Calls), r.Answered, r.InProgress, r.Partial, r.Violations)
+	}
+	if len(r.ByCause) != 1 || r.ByCause[0] != (CauseCount{16, 40}) {
+		t.Errorf("causes %v", r.ByCause)
+	}
+	want := tsharkTypes(t, path)
+	if len(r.ByType) != len(want) {
+		t.Errorf("types %v, tshark %v", r.ByType, want)
+	}
+	for _, tc := range r.ByType {
+		if want[int(tc.Type)] != tc.Count {
+			t.Errorf("%s: %d, tshark %d", tc.Type, tc.Count, want[int(tc.Type)])
+		}
+	}
+}
+
 // TestSharedISUPCap: isup.cap (draft M3UA framing) is one answered call with
 // a CFN (cause 99) at frame 2; tshark agrees on the types when told the draft.
 func TestSharedISUPCap(t *testing.T) {

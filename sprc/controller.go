@@ -371,10 +371,11 @@ func (c *Controller) CallEnded(pc mtp.PointCode, outgoing bool) {
 // RELReceived feeds automatic congestion control: a REL with ACL puts the point
 // code under control, renewed by each such REL.
 func (c *Controller) RELReceived(pc mtp.PointCode, acl isup.AutomaticCongestionLevel) {
-	if acl == 0 || c.cfg.ACC.Mode == ACCOff {
+	// Levels above 3 are spare in every variant (the stack already drops those
+	// its variant leaves spare): not acted upon, never read as "stop all calls".
+	if acl == 0 || acl > 3 || c.cfg.ACC.Mode == ACCOff {
 		return
 	}
-	acl = min(acl, 3)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d := c.destination(pc)
@@ -386,22 +387,56 @@ func (c *Controller) RELReceived(pc mtp.PointCode, acl isup.AutomaticCongestionL
 	d.acl, d.aclUntil = acl, now.Add(c.cfg.ACC.Duration)
 }
 
-// T7Expired and Backward track IAMs that get no answer: enough failures in a
-// row take the destination out of service.
-func (c *Controller) T7Expired(pc mtp.PointCode) {
+// RELReceivedFrom is RELReceived knowing the variant of the circuit group the
+// REL came on. In ANSI a REL without ACL from a destination under control
+// ends the control at once (T1.113.4 Annex D: the T_ACC,r control stops on
+// expiry or on a REL without ACL, as IntelliNet's ANSI stack does it); in ITU
+// no such rule exists (Q.764 §2.11 has no ACC timer), so the control runs
+// out ACC.Duration after the last REL with ACL.
+func (c *Controller) RELReceivedFrom(pc mtp.PointCode, acl isup.AutomaticCongestionLevel, v isup.Variant) {
+	if acl != 0 || v != isup.ANSI {
+		c.RELReceived(pc, acl)
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	d := c.destination(pc)
-	d.t7Fails++
-	if n := c.cfg.Availability.T7Failures; n > 0 && d.t7Fails >= n {
-		c.outOfService(d, fmt.Sprintf("%d IAMs in a row without a backward message (T7)", d.t7Fails))
+	if d, ok := c.dests[pc]; ok && d.acl > 0 {
+		c.endACC(d, "REL without ACL received, control ended")
 	}
 }
 
-func (c *Controller) Backward(pc mtp.PointCode) {
+// endACC ends automatic congestion control towards a destination.
+func (c *Controller) endACC(d *dest, why string) {
+	d.acl = 0
+	c.alarm(Alarm{Number: AlarmACC, Severity: SeverityMinor, Cleared: true, Text: fmt.Sprintf("destination %d: %s", d.pc, why),
+		Data: map[string]any{"dpc": uint32(d.pc)}})
+}
+
+// AttemptStarted, T7Expired and Backward track outgoing attempts (IAMs) that
+// get no answer: enough failures in a row, in the order the attempts were
+// made, take the destination out of service. attempt numbers the attempts in
+// the order they start (the stack's call IDs, which grow with each call).
+func (c *Controller) AttemptStarted(pc mtp.PointCode, attempt uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.destination(pc).t7Fails = 0
+	c.destination(pc).attempts.start(attempt)
+}
+
+func (c *Controller) T7Expired(pc mtp.PointCode, attempt uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.destination(pc)
+	n := c.cfg.Availability.T7Failures
+	if k := d.attempts.fail(attempt, n); k > 0 && k >= n {
+		d.attempts.reset()
+		c.outOfService(d, fmt.Sprintf("%d IAMs in a row without a backward message (T7)", k))
+	}
+}
+
+func (c *Controller) Backward(pc mtp.PointCode, attempt uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.destination(pc).attempts.answer(attempt)
 }
 
 // QueryUnanswered (T28 expired) takes the destination out of service;
@@ -433,13 +468,17 @@ func (c *Controller) outOfService(d *dest, reason string) {
 }
 
 func (c *Controller) backInService(d *dest, why string) {
-	d.oos, d.t7Fails = false, 0
+	d.oos = false
+	d.attempts.reset()
 	c.alarm(Alarm{Number: AlarmOutOfService, Severity: SeverityMajor, Cleared: true, Text: fmt.Sprintf("destination %d back in service: %s", d.pc, why),
 		Data: map[string]any{"dpc": uint32(d.pc)}})
 }
 
 // MTPEvent reacts to MTP status: congestion (SCON) per Q.764 §2.10, and pause
-// and resume for availability.
+// and resume for availability. An association that stops being active
+// (PeerState) takes the IAMs in flight on it along: their T7 expiries are not
+// counted against any destination (which destinations it carried is the
+// routing's business; a destination that really fails keeps failing).
 func (c *Controller) MTPEvent(e mtp.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -447,8 +486,16 @@ func (c *Controller) MTPEvent(e mtp.Event) {
 	switch x := e.(type) {
 	case mtp.Congestion:
 		c.mtpCongestion(c.destination(x.PC), x, now)
+	case mtp.PeerState:
+		if x.State != "active" {
+			for _, d := range c.dests {
+				d.attempts.lost()
+			}
+		}
 	case mtp.Pause:
-		c.outOfService(c.destination(x.PC), "MTP pause (destination unavailable)")
+		d := c.destination(x.PC)
+		d.attempts.lost()
+		c.outOfService(d, "MTP pause (destination unavailable)")
 	case mtp.Resume:
 		if d := c.destination(x.PC); d.oos {
 			c.backInService(d, "MTP resume")
@@ -519,9 +566,7 @@ func (c *Controller) Tick() {
 	now := c.now()
 	for _, d := range c.dests {
 		if d.acl > 0 && !now.Before(d.aclUntil) {
-			d.acl = 0
-			c.alarm(Alarm{Number: AlarmACC, Severity: SeverityMinor, Cleared: true, Text: fmt.Sprintf("destination %d: ACL no longer received, control ended", d.pc),
-				Data: map[string]any{"dpc": uint32(d.pc)}})
+			c.endACC(d, "ACL no longer received, control ended")
 		}
 		if d.step > 0 && !d.t30Until.IsZero() && !now.Before(d.t30Until) {
 			d.step-- // a quiet T30: one step back towards full load

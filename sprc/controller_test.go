@@ -291,13 +291,16 @@ func TestConstraints(t *testing.T) {
 func TestAvailability(t *testing.T) {
 	f := newFake(t, Default)
 	const x mtp.PointCode = 5
-	f.c.T7Expired(x)
-	f.c.T7Expired(x)
-	f.c.Backward(x) // an answer resets the run
-	f.c.T7Expired(x)
-	f.c.T7Expired(x)
+	for a := uint64(1); a <= 6; a++ {
+		f.c.AttemptStarted(x, a)
+	}
+	f.c.T7Expired(x, 1)
+	f.c.T7Expired(x, 2)
+	f.c.Backward(x, 3) // an answer resets the run
+	f.c.T7Expired(x, 4)
+	f.c.T7Expired(x, 5)
 	f.expectAlarms("")
-	f.c.T7Expired(x)
+	f.c.T7Expired(x, 6)
 	f.expectAlarms("0x18+")
 	if f.c.AdmitOutgoing(x) != RefuseOutOfService {
 		t.Fatal("out of service destination admitted a call")
@@ -536,4 +539,123 @@ func TestReconfigureKeepsState(t *testing.T) {
 	if g.c.AdmitOutgoing(9) != RefuseConstraint {
 		t.Fatal("new constraint not applied")
 	}
+}
+
+// Issue 13 item 13: an ACL above 3 is spare in every variant and is not acted
+// upon: no alarm, no throttling (it used to be read as level 3, 0 % admitted),
+// and it does not change the level of a control already running.
+func TestSpareACLNotActedOn(t *testing.T) {
+	f := newFake(t, Default)
+	const x mtp.PointCode = 42
+	f.c.RELReceived(x, 5)
+	f.expectAlarms("")
+	if n := f.admitted(x, 10); n != 10 {
+		t.Fatalf("spare ACL 5: %d of 10 admitted", n)
+	}
+	f.c.RELReceived(x, 1)
+	f.expectAlarms("0x1A+")
+	f.c.RELReceived(x, 255)
+	f.expectAlarms("")
+	if n := f.admitted(x, 100); n != 50 {
+		t.Fatalf("ACL 1 then spare 255: %d of 100 admitted, want 50", n)
+	}
+}
+
+// Issue 13, settled: in ANSI a REL without ACL ends automatic congestion
+// control at once (T1.113.4 Annex D); in ITU it does not, and the control
+// runs until ACC.Duration after the last REL with ACL.
+func TestACCEndsOnANSIRELWithoutACL(t *testing.T) {
+	f := newFake(t, Default)
+	const ansi, itu mtp.PointCode = 42, 43
+	f.c.RELReceivedFrom(ansi, 2, isup.ANSI)
+	f.c.RELReceivedFrom(itu, 2, isup.ITU)
+	f.expectAlarms("0x1A+ 0x1A+")
+	f.c.RELReceivedFrom(ansi, 0, isup.ANSI)
+	f.c.RELReceivedFrom(itu, 0, isup.ITU)
+	f.expectAlarms("0x1A-")
+	if n := f.admitted(ansi, 10); n != 10 {
+		t.Fatalf("ANSI after a REL without ACL: %d of 10 admitted", n)
+	}
+	if n := f.admitted(itu, 100); n != 10 {
+		t.Fatalf("ITU after a REL without ACL: %d of 100 admitted, want 10 (ACL 2 still)", n)
+	}
+	f.c.RELReceivedFrom(ansi, 0, isup.ANSI) // nothing under control: nothing to end
+	f.expectAlarms("")
+	f.advance(Default.ACC.Duration)
+	f.expectAlarms("0x1A-")
+}
+
+// TestAvailabilityCountsInAttemptOrder: T7 failures count "in a row" in the
+// order the IAMs were sent, not the order their timers expire. Three IAMs
+// sent before many answered ones expire back to back (the lab's flap): the
+// destination stays in service. Three failures after the last answered
+// attempt take it out; a failure older than an answered attempt never counts.
+func TestAvailabilityCountsInAttemptOrder(t *testing.T) {
+	f := newFake(t, Default)
+	const x mtp.PointCode = 5
+	for a := uint64(1); a <= 20; a++ {
+		f.c.AttemptStarted(x, a)
+	}
+	for a := uint64(4); a <= 20; a++ {
+		f.c.Backward(x, a) // the later calls were answered
+	}
+	f.c.T7Expired(x, 1) // T7 of the first three expires only now, back to back
+	f.c.T7Expired(x, 2)
+	f.c.T7Expired(x, 3)
+	f.expectAlarms("")
+	if f.c.AdmitOutgoing(x) != Admit {
+		t.Fatal("a healthy destination was taken out of service")
+	}
+	// Out of timer order: 21 and 23 fail, 22 is answered late: 21 is not in
+	// the run that ends with 23.
+	for a := uint64(21); a <= 25; a++ {
+		f.c.AttemptStarted(x, a)
+	}
+	f.c.T7Expired(x, 21)
+	f.c.T7Expired(x, 23)
+	f.c.Backward(x, 22)
+	f.c.T7Expired(x, 24)
+	f.expectAlarms("")
+	f.c.T7Expired(x, 24) // the same attempt twice counts once
+	f.expectAlarms("")
+	f.c.T7Expired(x, 25)
+	f.expectAlarms("0x18+")
+	if f.c.AdmitOutgoing(x) != RefuseOutOfService {
+		t.Fatal("three IAMs in a row without answer, still in service")
+	}
+}
+
+// TestAvailabilityIgnoresIAMsLostWithTheAssociation: IAMs in flight when an
+// association stops being active (or the destination is paused) die with it;
+// their T7 expiries are not the destination's failures. Attempts made after
+// the loss count again.
+func TestAvailabilityIgnoresIAMsLostWithTheAssociation(t *testing.T) {
+	f := newFake(t, Default)
+	const x mtp.PointCode = 5
+	for a := uint64(1); a <= 3; a++ {
+		f.c.AttemptStarted(x, a)
+	}
+	f.c.MTPEvent(mtp.PeerState{Peer: "b", State: "down", Reason: "heartbeat timeout"})
+	f.c.MTPEvent(mtp.PeerState{Peer: "b", State: "active"})
+	for a := uint64(1); a <= 3; a++ {
+		f.c.T7Expired(x, a)
+	}
+	f.expectAlarms("")
+	// Paused and resumed: the pause itself is out of service, but the IAMs
+	// sent before it do not take the destination out again afterwards.
+	for a := uint64(4); a <= 6; a++ {
+		f.c.AttemptStarted(x, a)
+	}
+	f.c.MTPEvent(mtp.Pause{PC: x})
+	f.c.MTPEvent(mtp.Resume{PC: x})
+	f.expectAlarms("0x18+ 0x18-")
+	for a := uint64(4); a <= 6; a++ {
+		f.c.T7Expired(x, a)
+	}
+	f.expectAlarms("")
+	for a := uint64(7); a <= 9; a++ {
+		f.c.AttemptStarted(x, a)
+		f.c.T7Expired(x, a)
+	}
+	f.expectAlarms("0x18+")
 }

@@ -75,6 +75,7 @@ const (
 	StatusDestinationOutOfService Status = 0x010B
 	StatusHighTraffic             Status = 0x010C
 	StatusNetworkCongestion       Status = 0x010D
+	StatusContinuityNotSupported  Status = 0x010E
 	StatusNotAcknowledged         Status = 0x010F
 )
 
@@ -103,7 +104,7 @@ type StatusInfo struct {
 // Statuses is every status code a host can receive, in numeric order; the
 // documentation table is checked against it.
 var Statuses = []StatusInfo{
-	{StatusOutboundCongestion, "outbound_congestion", "The gateway's own outbound queue is congested (SPRC level 1 or 2); no IAM was sent, try later."},
+	{StatusOutboundCongestion, "outbound_congestion", "The gateway's own outbound queue is congested (SPRC level 1 or 2), or this host already has its share of requests waiting in the gateway (`MaxPending`); no IAM was sent, try later."},
 	{StatusOK, "ok", "Positive acknowledgement: the request was carried out."},
 	{StatusNoCircuit, "no_circuit", "Every circuit towards the destination is busy, blocked or controlled by the far end."},
 	{StatusDestinationUnavailable, "destination_unavailable", "The destination is unreachable (MTP pause) or its ISUP user part is unavailable."},
@@ -118,6 +119,7 @@ var Statuses = []StatusInfo{
 	{StatusDestinationOutOfService, "destination_out_of_service", "The destination was declared out of service after failed attempts."},
 	{StatusHighTraffic, "high_traffic", "Code Yellow: the gateway is refusing new calls because of high traffic; try later."},
 	{StatusNetworkCongestion, "network_congestion", "The signaling network towards the destination is congested (M3UA SCON); new calls to it are being refused, try later."},
+	{StatusContinuityNotSupported, "continuity_not_supported", "The nature of connection indicators ask for a continuity check, which the gateway cannot perform (it sends no COT); no IAM was sent."},
 	{StatusNotAcknowledged, "not_acknowledged", "A maintenance message went out but the far end did not acknowledge it within the repeat timer; the local effect stands and the gateway keeps repeating it."},
 	{StatusBadJSON, "bad_json", "The line is not a JSON object; the detail gives the parser's message."},
 	{StatusUnknownType, "unknown_type", "The \"type\" is not a request this protocol version knows."},

@@ -84,7 +84,12 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	if cfg.TokenGenerated {
-		log.Warn().Str("token", cfg.Host.Token).Msg("no host_api token configured: generated one for this run; hosts must send it in hello")
+		path, remove, err := writeGeneratedToken(cfg.GeneratedTokenFile, cfg.Host.Token)
+		if err != nil {
+			return fmt.Errorf("host_api: no token configured, and the generated one cannot be written (set host_api.token or token_file): %w", err)
+		}
+		defer remove()
+		log.Warn().Str("token_file", path).Msg("no host_api token configured: generated one for this run, readable in token_file (mode 0600); hosts must send it in hello. Set host_api.token or token_file to choose it")
 	}
 
 	ctx, cancel := context.WithCancel(ctx)

@@ -74,7 +74,38 @@ type M3UA struct {
 	// that tells its ASPs apart by their SCTP port (osmo-stp) needs it.
 	Local *AddrPort `yaml:"local"`
 	Peers []Peer    `yaml:"peers"`
+	// Heartbeat and SCTP are the peer liveness checks (on by default).
+	Heartbeat Heartbeat `yaml:"heartbeat"`
+	SCTP      SCTP      `yaml:"sctp"`
 }
+
+// Heartbeat is M3UA BEAT (RFC 4666 §4.3.4.6): a BEAT every interval; a peer
+// heard nothing from for timeout is declared down. Interval 0 turns it off.
+type Heartbeat struct {
+	Interval *Duration `yaml:"interval"`
+	Timeout  *Duration `yaml:"timeout"`
+}
+
+// SCTP bounds an unanswered association (RFC 9260 Association.Max.Retrans
+// and RTO.Max); 0 keeps the SCTP stack's own default.
+type SCTP struct {
+	MaxRetransmissions *int      `yaml:"max_retransmissions"`
+	RTOMax             *Duration `yaml:"rto_max"`
+}
+
+// Liveness is how a dead or hung peer is noticed: M3UA heartbeat (interval 0:
+// off) and SCTP path failure (0: the SCTP stack's default).
+type Liveness struct {
+	BeatInterval, BeatTimeout time.Duration
+	MaxRetrans                int
+	RTOMax                    time.Duration
+}
+
+// Liveness defaults: a dead or hung peer is down within 3 to 4 s.
+const (
+	defaultMaxRetrans = 4
+	defaultRTOMax     = time.Second
+)
 
 // Peer is one association and the point codes routed through it.
 type Peer struct {
@@ -189,14 +220,28 @@ type CodeYellow struct {
 
 // HostAPI is the socket API for host applications.
 type HostAPI struct {
-	TCP       string         `yaml:"tcp"`
-	Unix      string         `yaml:"unix"`
-	Token     string         `yaml:"token"`
-	TokenFile string         `yaml:"token_file"`
-	NoAuth    bool           `yaml:"no_auth"`
-	QueueSize int            `yaml:"queue_size"`
-	MaxHosts  int            `yaml:"max_hosts"`
-	Incoming  []IncomingRule `yaml:"incoming"`
+	TCP       string `yaml:"tcp"`
+	Unix      string `yaml:"unix"`
+	Token     string `yaml:"token"`
+	TokenFile string `yaml:"token_file"`
+	NoAuth    bool   `yaml:"no_auth"`
+	QueueSize int    `yaml:"queue_size"`
+	MaxHosts  int    `yaml:"max_hosts"`
+	// HelloTimeout closes a connection that has not completed its hello
+	// within it (default 5s).
+	HelloTimeout Duration `yaml:"hello_timeout"`
+	// MaxPreHello limits the connections that have not completed their hello
+	// (default 64); beyond it the one that has waited longest is closed.
+	MaxPreHello int `yaml:"max_pre_hello"`
+	// MaxPending is each host's share of the stack's outbound queue (default
+	// 256); beyond it the host's outseizes are refused with 0x0C.
+	MaxPending int `yaml:"max_pending"`
+	// GeneratedTokenFile is where the token generated when neither token nor
+	// token_file is set is written (mode 0600; it is never logged). Default:
+	// host-token in a new private directory under $XDG_RUNTIME_DIR or the
+	// temporary directory; the log names it.
+	GeneratedTokenFile string         `yaml:"generated_token_file"`
+	Incoming           []IncomingRule `yaml:"incoming"`
 }
 
 // IncomingRule picks the hosts offered an incoming call.
@@ -217,8 +262,11 @@ type Log struct {
 type Config struct {
 	Source  string // the file name, or "(embedded default)"
 	Gateway gateway.Config
-	// M3UAOptions carry what the M3UA config cannot: the SCTP ports inside UDP.
+	// M3UAOptions carry what the M3UA config cannot: the SCTP ports inside
+	// UDP, the liveness settings.
 	M3UAOptions []m3ua.Option
+	// Liveness is the peer liveness in force (already in M3UAOptions).
+	Liveness Liveness
 	// Transport is the transport actually used (auto resolved), and why.
 	Transport    transport.Kind
 	TransportWhy string
@@ -230,8 +278,10 @@ type Config struct {
 	LogLevel     string
 	LogFormat    string
 	// TokenGenerated is set when auth is on and no token was configured: Load
-	// made a random one for this run.
-	TokenGenerated bool
+	// made a random one for this run, which the binary writes to
+	// GeneratedTokenFile (never to the log).
+	TokenGenerated     bool
+	GeneratedTokenFile string
 }
 
 // Load reads a configuration file ("" for the embedded default).
@@ -515,6 +565,7 @@ func (v *validator) build(f *File) *Config {
 	}
 	v.encapsulate(f, &m, cfg)
 	cfg.Gateway = gateway.Config{Stack: st, M3UA: m}
+	v.liveness(f, cfg)
 
 	// Congestion control.
 	c := f.Congestion
@@ -562,7 +613,8 @@ func (v *validator) build(f *File) *Config {
 
 	// Host API.
 	h := host.Config{TCP: f.HostAPI.TCP, Unix: f.HostAPI.Unix, Token: f.HostAPI.Token, NoAuth: f.HostAPI.NoAuth,
-		QueueSize: f.HostAPI.QueueSize, MaxHosts: f.HostAPI.MaxHosts}
+		QueueSize: f.HostAPI.QueueSize, MaxHosts: f.HostAPI.MaxHosts, HelloTimeout: time.Duration(f.HostAPI.HelloTimeout),
+		MaxPreHello: f.HostAPI.MaxPreHello, MaxPending: f.HostAPI.MaxPending}
 	if f.HostAPI.TokenFile != "" {
 		b, err := os.ReadFile(f.HostAPI.TokenFile)
 		if err != nil {
@@ -573,6 +625,7 @@ func (v *validator) build(f *File) *Config {
 	if h.Token == "" && !h.NoAuth {
 		h.Token = randomToken()
 		cfg.TokenGenerated = true
+		cfg.GeneratedTokenFile = f.HostAPI.GeneratedTokenFile
 	}
 	for i, r := range f.HostAPI.Incoming {
 		path := fmt.Sprintf("host_api.incoming[%d]", i)
@@ -669,6 +722,37 @@ func (v *validator) encapsulate(f *File, m *m3ua.Config, cfg *Config) {
 		peerSCTP = 2905
 	}
 	cfg.M3UAOptions = append(cfg.M3UAOptions, m3ua.WithTransportOptions(transport.WithSCTPPorts(localSCTP, peerSCTP)))
+}
+
+// liveness turns the heartbeat and SCTP settings into endpoint options.
+func (v *validator) liveness(f *File, cfg *Config) {
+	hb := f.M3UA.Heartbeat
+	interval, timeout := m3ua.DefaultBeatInterval, m3ua.DefaultBeatTimeout
+	if hb.Interval != nil {
+		interval = time.Duration(*hb.Interval)
+	}
+	if hb.Timeout != nil {
+		timeout = time.Duration(*hb.Timeout)
+	}
+	if interval > 0 && timeout < interval {
+		v.fail("m3ua.heartbeat.timeout", "%v is shorter than the interval %v (want at least one interval)", timeout, interval)
+	}
+	retrans, rtoMax := defaultMaxRetrans, defaultRTOMax
+	if f.M3UA.SCTP.MaxRetransmissions != nil {
+		retrans = *f.M3UA.SCTP.MaxRetransmissions
+	}
+	if f.M3UA.SCTP.RTOMax != nil {
+		rtoMax = time.Duration(*f.M3UA.SCTP.RTOMax)
+	}
+	if retrans < 0 || retrans > 0xffff {
+		v.fail("m3ua.sctp.max_retransmissions", "%d (want 0 to 65535; 0 keeps the SCTP default)", retrans)
+	}
+	if rtoMax < 0 || (rtoMax > 0 && rtoMax < 10*time.Millisecond) {
+		v.fail("m3ua.sctp.rto_max", "%v (want 10ms or more; 0 keeps the SCTP default)", rtoMax)
+	}
+	cfg.Liveness = Liveness{BeatInterval: interval, BeatTimeout: timeout, MaxRetrans: retrans, RTOMax: rtoMax}
+	cfg.M3UAOptions = append(cfg.M3UAOptions, m3ua.WithHeartbeat(interval, timeout),
+		m3ua.WithTransportOptions(transport.WithPathFailure(retrans, rtoMax)))
 }
 
 func unjoin(err error) []error {

@@ -80,6 +80,9 @@ host_api:
   tcp: 127.0.0.1:7701
   unix: /tmp/isupgw.sock
   token: secret
+  hello_timeout: 2s
+  max_pre_hello: 16
+  max_pending: 100
   incoming:
     - {prefix: "49", route: b, app: ivr}
 metrics: 127.0.0.1:9701
@@ -116,7 +119,7 @@ func TestFullConfig(t *testing.T) {
 		!c.Availability.Ping || c.CodeYellow.Enabled || c.CodeYellow.Duration != 30*time.Minute || len(c.Constraints) != 1 || c.Constraints[0].BurstRate != 10 {
 		t.Fatalf("congestion %+v", c)
 	}
-	if cfg.Host.Token != "secret" || cfg.TokenGenerated || cfg.Host.Rules[0].Route != "b" || cfg.MetricsAddr != "127.0.0.1:9701" ||
+	if cfg.Host.Token != "secret" || cfg.TokenGenerated || cfg.Host.Rules[0].Route != "b" || cfg.Host.HelloTimeout != 2*time.Second || cfg.Host.MaxPreHello != 16 || cfg.Host.MaxPending != 100 || cfg.MetricsAddr != "127.0.0.1:9701" ||
 		cfg.CapturePath != "/tmp/x.pcap" || cfg.LogFormat != "console" || cfg.DumpDir != "/var/tmp" {
 		t.Fatalf("rest %+v", cfg)
 	}
@@ -219,7 +222,7 @@ circuit_groups:
 	}
 	m := cfg.Gateway.M3UA
 	if m.Listen != netip.MustParseAddrPort("127.0.0.1:19899") || m.Peers[0].Dial != netip.MustParseAddrPort("127.0.0.2:19899") ||
-		m.Peers[1].Dial != netip.MustParseAddrPort("127.0.0.3:29899") || len(cfg.M3UAOptions) != 1 {
+		m.Peers[1].Dial != netip.MustParseAddrPort("127.0.0.3:29899") || len(cfg.M3UAOptions) != 3 { // SCTP ports, heartbeat, path failure
 		t.Fatalf("UDP encapsulation: %+v", m)
 	}
 	// The default listens on UDP 9899 here (no kernel SCTP on this machine).
@@ -250,6 +253,14 @@ func TestReferenceExample(t *testing.T) {
 	}
 	if len(cfg.Gateway.Stack.Groups) != 2 || len(cfg.Congestion.Constraints) != 1 || len(cfg.Host.Rules) != 2 {
 		t.Fatalf("reference example read as %+v", cfg)
+	}
+	// It binds loopback only, as the defaults do; its comments say how to
+	// expose each part.
+	for what, addr := range map[string]string{"m3ua.listen": cfg.Gateway.M3UA.Listen.Addr().String(),
+		"host_api.tcp": cfg.Host.TCP, "metrics": cfg.MetricsAddr} {
+		if !strings.HasPrefix(addr, "127.0.0.1") {
+			t.Errorf("the reference example binds %s to %s, want loopback", what, addr)
+		}
 	}
 }
 
@@ -325,8 +336,51 @@ circuit_groups: [{name: b, point_code: 2, cics: [1]}]
 	if _, err := Parse("l.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), "m3ua.local: SCTP port 2911 differs from listen's 2905") {
 		t.Errorf("local and listen ports differ over UDP: %v", err)
 	}
-	// Port 0 over UDP keeps the default SCTP port (2905) and binds the address.
-	if cfg, err := Parse("l.yaml", []byte(fmt.Sprintf(y, "udp", "127.0.0.1:0", "127.0.0.2:2905", 9899))); err != nil || len(cfg.M3UAOptions) != 2 {
+	// Port 0 over UDP keeps the default SCTP port (2905) and binds the address
+	// (two options, beside the heartbeat and the SCTP path failure).
+	if cfg, err := Parse("l.yaml", []byte(fmt.Sprintf(y, "udp", "127.0.0.1:0", "127.0.0.2:2905", 9899))); err != nil || len(cfg.M3UAOptions) != 4 {
 		t.Errorf("local with port 0: %v", err)
+	}
+}
+
+// TestLivenessSettings: peer liveness is on by default (heartbeat 1 s / 3 s,
+// SCTP path failure after 4 retransmissions with RTO.Max 1 s), can be set or
+// turned off, and bad values are refused with the field named.
+func TestLivenessSettings(t *testing.T) {
+	def, err := Parse("d.yaml", DefaultYAML())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Liveness{BeatInterval: time.Second, BeatTimeout: 3 * time.Second, MaxRetrans: 4, RTOMax: time.Second}
+	if def.Liveness != want {
+		t.Fatalf("embedded default %+v, want %+v", def.Liveness, want)
+	}
+	base := string(DefaultYAML())
+	cut := base[:strings.Index(base, "  heartbeat:")] + base[strings.Index(base, "  peers:"):]
+	unset, err := Parse("u.yaml", []byte(cut))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unset.Liveness != want {
+		t.Fatalf("no liveness settings: %+v, want the defaults %+v", unset.Liveness, want)
+	}
+	set := strings.Replace(cut, "  peers:", "  heartbeat: {interval: 0s}\n  sctp: {max_retransmissions: 0, rto_max: 500ms}\n  peers:", 1)
+	off, err := Parse("o.yaml", []byte(set))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off.Liveness.BeatInterval != 0 || off.Liveness.MaxRetrans != 0 || off.Liveness.RTOMax != 500*time.Millisecond {
+		t.Fatalf("explicit settings %+v", off.Liveness)
+	}
+	for _, c := range []struct{ yaml, want string }{
+		{"  heartbeat: {interval: 2s, timeout: 1s}\n", "m3ua.heartbeat.timeout: 1s is shorter than the interval 2s"},
+		{"  heartbeat: {interval: -1s}\n", `m3ua.heartbeat.interval: "-1s" is not a duration`},
+		{"  sctp: {max_retransmissions: -1}\n", "m3ua.sctp.max_retransmissions: -1"},
+		{"  sctp: {rto_max: 1ms}\n", "m3ua.sctp.rto_max: 1ms"},
+	} {
+		_, err := Parse("b.yaml", []byte(strings.Replace(cut, "  peers:", c.yaml+"  peers:", 1)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.yaml, err, c.want)
+		}
 	}
 }

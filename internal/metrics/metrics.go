@@ -52,7 +52,7 @@ var defs = []struct {
 	{"isupgw_isup_timers_running", "ISUP timers running.", nil},
 	{"isupgw_m3ua_data_messages_total", "M3UA DATA messages, by direction.", []string{"direction"}},
 	{"isupgw_m3ua_bytes_total", "M3UA bytes, by direction.", []string{"direction"}},
-	{"isupgw_m3ua_errors_total", "M3UA problems, by kind (malformed, unexpected, refused_peer, tack_retransmit, beat_timeout, reconnect, no_route).", []string{"kind"}},
+	{"isupgw_m3ua_errors_total", "M3UA problems, by kind (malformed, unexpected, refused_peer, refused_takeover, unsolicited_ack, tack_retransmit, beat_timeout, reconnect, no_route).", []string{"kind"}},
 	{"isupgw_m3ua_association_up", "1 when the association's ASP state is active.", []string{"association", "state"}},
 	{"isupgw_sprc_level", "Own congestion level (0-2), by queue direction.", []string{"direction"}},
 	{"isupgw_sprc_probe_delay_seconds", "Last queue probe delay, by direction.", []string{"direction"}},
@@ -151,6 +151,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter("isupgw_m3ua_bytes_total", float64(m.BytesIn.Load()), "in")
 		counter("isupgw_m3ua_bytes_total", float64(m.BytesOut.Load()), "out")
 		for kind, v := range map[string]uint64{"malformed": m.Malformed.Load(), "unexpected": m.Unexpected.Load(), "refused_peer": m.RefusedPeers.Load(),
+			"refused_takeover": m.RefusedTakeovers.Load(), "unsolicited_ack": m.UnsolicitedAcks.Load(),
 			"tack_retransmit": m.TackRetransmits.Load(), "beat_timeout": m.BeatTimeouts.Load(), "reconnect": m.Reconnects.Load(), "no_route": m.NoRoute.Load()} {
 			counter("isupgw_m3ua_errors_total", float64(v), kind)
 		}

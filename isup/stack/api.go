@@ -31,6 +31,7 @@ const (
 	StatusDestinationOutOfService Status = 0x010B // declared out of service after failed attempts
 	StatusHighTraffic             Status = 0x010C // Code Yellow: high traffic, try later
 	StatusNetworkCongestion       Status = 0x010D // MTP congestion towards the destination (SCON)
+	StatusContinuityNotSupported  Status = 0x010E // the IAM would promise a continuity check (COT) the gateway cannot send
 )
 
 var statusText = map[Status]string{
@@ -49,6 +50,7 @@ var statusText = map[Status]string{
 	StatusDestinationOutOfService: "destination out of service",
 	StatusHighTraffic:             "high traffic, try later",
 	StatusNetworkCongestion:       "signaling network congestion towards the destination",
+	StatusContinuityNotSupported:  "continuity check not supported",
 }
 
 func (s Status) String() string {

@@ -34,6 +34,7 @@ func (c *core) newCall(ci int32, outgoing bool, owner any) *call {
 	c.calls[cl.id] = cl
 	cc := &c.circuits[ci]
 	cc.call = cl
+	c.newEpoch(ci)
 	if outgoing {
 		cc.state = csOutgoing
 	} else {
@@ -60,6 +61,7 @@ func (c *core) endCall(cl *call, r Released) {
 func (c *core) idle(ci int32) {
 	cc := &c.circuits[ci]
 	c.stopCallTimers(ci)
+	c.newEpoch(ci)
 	cc.state = csIdle
 	c.refresh(ci)
 }
@@ -78,6 +80,13 @@ func (c *core) outseize(r Outseize) {
 	}
 	if r.Called.Digits.Len() == 0 {
 		c.result(r.Tag, 0, StatusBadRequest, "called party number has no digits", r.Owner)
+		return
+	}
+	if cc := r.NatureOfConnection.ContinuityCheck(); cc == 1 || cc == 2 {
+		// An IAM saying "continuity check required on this circuit" or "performed
+		// on a previous circuit" makes the far end wait for a COT (Q.764 §2.1.8,
+		// T8), and the gateway has no tone path to test nor any COT to send.
+		c.result(r.Tag, 0, StatusContinuityNotSupported, "the nature of connection indicators ask for a continuity check; the gateway sends no COT", r.Owner)
 		return
 	}
 	if !pr.available || !pr.userPart {
@@ -197,12 +206,24 @@ func (c *core) sendIAM(p int, cl *call) {
 // another circuit (glare lost, or the circuit was blocked under it), once.
 // The old circuit is left to the caller.
 func (c *core) repeatAttempt(p int, cl *call, reason string) {
+	c.repeatAttemptOutside(p, cl, reason, 1, 0)
+}
+
+// repeatable reports whether a call may still be moved by an automatic repeat
+// attempt: our IAM is out and no backward message came (Q.764 §2.8.1).
+func repeatable(cl *call) bool {
+	return cl != nil && cl.outgoing && cl.phase == phSetup && cl.iam != nil
+}
+
+// repeatAttemptOutside is repeatAttempt on a circuit outside CICs lo..hi (the
+// range a reset covers: the far end may not have seen our GRA or RLC yet).
+func (c *core) repeatAttemptOutside(p int, cl *call, reason string, lo, hi uint16) {
 	old := cl.circ
 	c.stopCallTimers(old)
 	if c.circuits[old].call == cl {
 		c.circuits[old].call = nil
 	}
-	ci, ok := c.hunt(p)
+	ci, ok := c.huntOutside(p, lo, hi)
 	if cl.retried || !ok {
 		cl.circ = old
 		c.endCall(cl, Released{Cause: isup.CauseNoCircuitAvailable, Location: isup.LocationPublicLocal, Reason: reason})
@@ -212,9 +233,33 @@ func (c *core) repeatAttempt(p int, cl *call, reason string) {
 	cl.circ = ci
 	cc := &c.circuits[ci]
 	cc.call, cc.state = cl, csOutgoing
+	c.newEpoch(ci)
 	c.refresh(ci)
 	c.stats.RepeatAttempts++
 	c.sendIAM(p, cl)
+}
+
+// takeForRepeat detaches from a circuit about to be reset the outgoing call
+// that may still be repeated, so the reset does not release it: Q.764 §2.8.1
+// lists a reset received after our IAM and before any backward message among
+// the cases for an automatic repeat attempt.
+func (c *core) takeForRepeat(ci int32) []*call {
+	cc := &c.circuits[ci]
+	cl := cc.call
+	if !repeatable(cl) {
+		return nil
+	}
+	c.stopCallTimers(ci)
+	cc.call = nil
+	return []*call{cl}
+}
+
+// repeatAfterReset repeats the calls takeForRepeat took, once the reset's
+// answer (RLC or GRA) is out, on circuits outside the reset range lo..hi.
+func (c *core) repeatAfterReset(p int, moved []*call, lo, hi uint16) {
+	for _, cl := range moved {
+		c.repeatAttemptOutside(p, cl, "circuit reset by the far end, no circuit for a repeat attempt", lo, hi)
+	}
 }
 
 // onIAM handles an incoming IAM, including dual seizure.
@@ -280,6 +325,7 @@ func (c *core) onIAM(p int, ci int32, m *isup.InitialAddress) {
 func (c *core) rejectIAM(p int, ci int32, cause uint8) {
 	cc := &c.circuits[ci]
 	cc.state = csIncoming
+	c.newEpoch(ci)
 	c.refresh(ci)
 	c.sendREL(p, ci, cause, isup.LocationPublicLocal)
 }
@@ -319,28 +365,28 @@ func (c *core) onBackward(p int, ci int32, m isup.Message) {
 		c.unexpectedOnIdle(p, ci)
 		return
 	}
-	if cl.phase == phSetup {
-		c.stopTimer(ci, tT7)
+	if cl.iam != nil {
 		cl.iam = nil // no repeat attempt after a backward message
 		c.observe(Observation{Kind: ObsBackward, PC: c.peers[p].group.DPC, Call: cl.id})
 	}
 	switch m.MessageType() {
 	case isup.ACM:
 		if cl.phase == phSetup {
+			c.stopTimer(ci, tT7)
 			cl.phase = phAlerting
 			c.startTimer(ci, tT9)
 		}
 		c.emit(CallProgress{Call: cl.id, Owner: cl.owner, Message: m})
 	case isup.CPG:
-		if cl.phase == phSetup {
-			cl.phase = phAlerting
-		}
+		// Only ACM or CON stop T7 (Q.764 Annex A, Table A.1): a CPG before
+		// the ACM leaves the call in set-up, supervised by T7.
 		c.emit(CallProgress{Call: cl.id, Owner: cl.owner, Message: m})
 	case isup.CON, isup.ANM:
 		if cl.phase == phAnswered {
 			c.stats.Unexpected++
 			return
 		}
+		c.stopTimer(ci, tT7) // ANM without ACM: answered, nothing left to wait for
 		c.stopTimer(ci, tT9)
 		cl.phase = phAnswered
 		c.emit(Answered{Call: cl.id, Owner: cl.owner, Message: m})
@@ -359,16 +405,57 @@ func (c *core) unexpectedOnIdle(p int, ci int32) {
 // onREL handles a release from the far end.
 func (c *core) onREL(p int, ci int32, m *isup.Release) {
 	cc := &c.circuits[ci]
-	acl := m.ACL()
-	c.observe(Observation{Kind: ObsRELReceived, PC: c.peers[p].group.DPC, ACL: acl})
+	acl := c.receivedACL(p, m)
+	c.observe(Observation{Kind: ObsRELReceived, PC: c.peers[p].group.DPC, Variant: c.variant(p), ACL: acl})
 	if cl := cc.call; cl != nil {
 		c.endCall(cl, Released{Cause: m.Cause.Value, Location: m.Cause.Location, ACL: acl, Remote: true})
 	}
-	// Whatever the state (a call, our own REL crossing theirs, our RSC, idle):
-	// answer with RLC and the circuit is idle.
+	if cc.state == csReleasing && cc.pend&pendRSC == 0 {
+		// Collision of REL messages (Q.764 §2.3.1 e), Q.784 test 3.8): theirs is
+		// answered with RLC, and the circuit is idle only when the RLC for ours
+		// has been received too; T1 and T5 keep running for it.
+		c.stats.ReleaseCollisions++
+		c.sendRLC(p, cc.cic)
+		return
+	}
+	// Otherwise (a call, our RSC, a held or idle circuit): answer with RLC and
+	// the circuit is idle.
 	c.endPending(ci, pendRSC)
-	c.send(p, &isup.ReleaseComplete{Circuit: isup.Circuit{CIC: cc.cic}})
+	c.sendRLC(p, cc.cic)
 	c.idle(ci)
+}
+
+// sendRLC answers a REL; in ITU it reports the REL's unrecognised parameters
+// with cause 99 (see unrecognisedInREL).
+func (c *core) sendRLC(p int, cic uint16) {
+	m := &isup.ReleaseComplete{Circuit: isup.Circuit{CIC: cic}}
+	if len(c.relDiag) > 0 && c.variant(p) == isup.ITU {
+		cause := isup.CauseIndicators{Location: isup.LocationPublicLocal, Value: isup.CauseParameterNonExistent, Diagnostics: append([]byte(nil), c.relDiag...)}
+		_ = m.Optional.Set(cause)
+	}
+	c.relDiag = c.relDiag[:0]
+	c.send(p, m)
+}
+
+// receivedACL is the REL's Automatic Congestion Level if the variant defines
+// it: 1-2 in ITU (Q.763, ACL parameter: the other values are spare), 1-3 in
+// ANSI (T1.113.3). A spare value is not acted upon, in the spirit of Q.764
+// §2.9.5 (what a node does not understand it ignores rather than guesses):
+// the REL is handled as if it had no ACL, and counted. Reading a spare value
+// as "the highest level" shut all new calls to the point code.
+func (c *core) receivedACL(p int, m *isup.Release) isup.AutomaticCongestionLevel {
+	if !m.Optional.Has(isup.ParamAutomaticCongestionLevel) {
+		return 0
+	}
+	acl, top := m.ACL(), isup.AutomaticCongestionLevel(2)
+	if c.variant(p) == isup.ANSI {
+		top = 3
+	}
+	if acl < 1 || acl > top {
+		c.stats.SpareACL++
+		return 0
+	}
+	return acl
 }
 
 // onRLC completes a release or a circuit reset.
@@ -381,6 +468,7 @@ func (c *core) onRLC(p int, ci int32) {
 		c.idle(ci)
 	case cc.call != nil:
 		// RLC without our REL: the far end considers the circuit idle.
+		c.stats.RLCWithoutREL++
 		c.endCall(cc.call, Released{Cause: isup.CauseNormalUnspecified, Location: isup.LocationPublicLocal, Remote: true, Reason: "RLC without REL"})
 		c.idle(ci)
 	default:
@@ -397,7 +485,6 @@ func (c *core) sendRELWithACL(p int, ci int32, cause, location uint8, acl isup.A
 	cc := &c.circuits[ci]
 	c.stopCallTimers(ci)
 	cc.state = csReleasing
-	cc.relCause = cause
 	c.refresh(ci)
 	rel := c.buildREL(p, cc.cic, cause, location)
 	if acl > rel.ACL() {
@@ -409,6 +496,9 @@ func (c *core) sendRELWithACL(p int, ci int32, cause, location uint8, acl isup.A
 	c.send(p, rel)
 	c.startTimer(ci, tT1)
 	c.startTimer(ci, tT5)
+	// T1 repeats this very REL (Q.764 §2.9.6: "retransmit the release
+	// message"): same cause, location, diagnostics and ACL.
+	c.sentREL[ci] = rel
 }
 
 // buildREL makes a REL, with the Automatic Congestion Level while congestion
@@ -584,18 +674,26 @@ func (c *core) callTimerExpired(ci int32, k timerKind) bool {
 			c.releaseCall(cl, isup.CauseRecoveryOnTimerExpiry, isup.LocationPublicLocal, k.String()+" expired: suspended too long", true)
 		}
 	case tT1:
-		c.send(p, c.buildREL(p, cc.cic, cc.relCause, isup.LocationPublicLocal))
+		rel, ok := c.sentREL[ci]
+		if !ok { // cannot happen: sendREL stores it and only stopping T1 drops it
+			rel = c.buildREL(p, cc.cic, isup.CauseNormalUnspecified, isup.LocationPublicLocal)
+		}
+		c.send(p, rel)
 		c.startTimer(ci, tT1)
+		c.sentREL[ci] = rel
 	case tT5: // the far end never answered our REL: reset the circuit
 		c.stopTimer(ci, tT1)
 		cc.state = csIdle
+		c.newEpoch(ci)
 		c.emit(Alarm{Kind: AlarmCircuitReset, PC: c.peers[p].group.DPC, CIC: cc.cic, Text: "T5 expired: no RLC for REL, circuit reset"})
 		c.sendRSC(p, ci, true)
 	case tT3: // overload hold over: clear the circuit
 		cc.state = csIdle
+		c.newEpoch(ci)
 		c.sendREL(p, ci, isup.CauseSwitchingCongestion, isup.LocationPublicLocal)
 	case tT27: // no re-test after a failed continuity check
 		cc.state = csIdle
+		c.newEpoch(ci)
 		c.sendRSC(p, ci, false)
 	default:
 		return false

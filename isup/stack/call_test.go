@@ -194,8 +194,7 @@ func TestReleaseCollision(t *testing.T) {
 	if ev := h.takeEvents(); len(ev) != 0 {
 		t.Fatalf("a second release for one call: %q", eventNames(ev))
 	}
-	h.idleAndQuiet()
-	h.recv(rlc(5)) // their RLC to our REL arrives late: discarded
+	h.recv(rlc(5)) // their RLC to our REL: now the circuit is idle
 	h.idleAndQuiet()
 }
 

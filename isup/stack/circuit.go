@@ -16,12 +16,14 @@ const (
 	csHeld                // OLM received: held until T3
 )
 
-// Blocking bits (maintenance and hardware, local and remote).
+// Blocking bits (maintenance and hardware, local and remote), and the far
+// end's word (UCIC) that it has no such circuit.
 const (
 	blkLocalMaint uint8 = 1 << iota
 	blkRemoteMaint
 	blkLocalHW
 	blkRemoteHW
+	blkUnequipped
 )
 
 // Acknowledgements a circuit is waiting for (the supervision transients).
@@ -53,7 +55,6 @@ type circuit struct {
 	block      uint8
 	pend       uint8
 	flags      uint8
-	relCause   uint8 // cause of our last REL, repeated by T1
 }
 
 // idleList is an intrusive FIFO of circuit indexes: taking from the head and
@@ -194,6 +195,23 @@ func (c *core) hunt(p int) (int32, bool) {
 	}
 	if pr.idleOth.head >= 0 {
 		return pr.idleOth.head, true
+	}
+	return -1, false
+}
+
+// huntOutside is hunt skipping the circuits with CICs lo..hi (none if lo > hi).
+// Walking the lists is linear, but it serves only repeat attempts after a reset.
+func (c *core) huntOutside(p int, lo, hi uint16) (int32, bool) {
+	if lo > hi {
+		return c.hunt(p)
+	}
+	pr := &c.peers[p]
+	for _, l := range [2]idleList{pr.idleCtl, pr.idleOth} {
+		for ci := l.head; ci >= 0; ci = c.circuits[ci].next {
+			if cic := c.circuits[ci].cic; cic < lo || cic > hi {
+				return ci, true
+			}
+		}
 	}
 	return -1, false
 }

@@ -12,8 +12,13 @@ func (c *core) compatible(p int, ci int32, m isup.Message) bool {
 		c.unrecognisedMessage(p, ci, u)
 		return false
 	}
+	c.relDiag = c.relDiag[:0]
 	opt := isup.OptionalOf(m)
 	if opt == nil {
+		return true
+	}
+	if _, ok := m.(*isup.Release); ok {
+		c.unrecognisedInREL(opt)
 		return true
 	}
 	for i := 0; i < len(*opt); i++ {
@@ -31,6 +36,38 @@ func (c *core) compatible(p int, ci int32, m isup.Message) bool {
 		}
 	}
 	return true
+}
+
+// unrecognisedInREL drops the unrecognised parameters of a REL. A REL is
+// never discarded nor answered with a release (it is one already): whatever
+// the parameter compatibility information says, the call is released, and
+// the notification, when one is due (no instructions, or "send
+// notification"), rides in the RLC as cause 99 with the parameter names as
+// diagnostics (Q.764 §2.9.5.2; ITU RLC's optional cause exists for this), not
+// in a CFN crossing the RLC. ANSI RLC carries no parameters: no notification.
+func (c *core) unrecognisedInREL(opt *isup.Optional) {
+	var pci isup.ParameterCompatibilityInformation
+	hasPCI := false
+	if ok, err := opt.Decode(&pci); ok && err == nil {
+		hasPCI = true
+	}
+	for i := 0; i < len(*opt); i++ {
+		code := (*opt)[i].Code
+		if code.Known() {
+			continue
+		}
+		c.stats.UnrecognisedParam++
+		var ins isup.ParameterInstructions
+		found := false
+		if hasPCI {
+			ins, found = pci.Instructions(code)
+		}
+		if !found || ins.SendNotification() {
+			c.relDiag = append(c.relDiag, byte(code))
+		}
+		opt.Remove(code)
+		i--
+	}
 }
 
 type compatAction uint8

@@ -11,20 +11,27 @@ import (
 type Stats struct {
 	Received, Sent      [256]uint64 // by message type
 	DecodeErrors        uint64
+	MalformedREL        uint64 // REL with an undecodable cause, handled as cause 31
 	NotForUs            uint64 // wrong SI or DPC
 	UnknownPeer         uint64
 	UnknownCIC          uint64 // UCIC sent (or discarded when the message was a UCIC)
 	Unexpected          uint64 // messages that do not fit the circuit's state
 	Glare               uint64
+	ReleaseCollisions   uint64 // REL received while our REL awaited its RLC
+	RLCWithoutREL       uint64 // RLC on a circuit carrying a call: the call ends
 	GlareRetries        uint64
 	RepeatAttempts      uint64
 	CallsOut, CallsIn   uint64
 	Refused             map[Status]uint64
 	UnrecognisedMessage uint64
 	UnrecognisedParam   uint64
+	SpareACL            uint64 // REL with an ACL value the variant leaves spare (or malformed): not acted on
 	Shed                uint64 // inbound messages the admission hook refused
 	HeldBack            uint64 // messages the send filter held back (ANSI MTP congestion)
 	TimerExpiries       [numTimers]uint64
+	StaleTimers         uint64 // call timers found running in a later epoch of their circuit (a missed stop)
+	PausedReleases      uint64 // unanswered calls released because MTP paused their destination
+	ResumeRELs          uint64 // RELs repeated on MTP resume (one sent while paused was lost)
 }
 
 // Hooks let congestion control steer the core without the core knowing how it
@@ -51,6 +58,7 @@ type Hooks struct {
 type Observation struct {
 	Kind     ObservationKind
 	PC       mtp.PointCode
+	Variant  isup.Variant // of the circuit group, for ObsRELReceived
 	ACL      isup.AutomaticCongestionLevel
 	Call     CallID
 	Outgoing bool // for call start and end
@@ -86,8 +94,10 @@ type core struct {
 	// timerqMax is the queue length at which stale entries are swept out.
 	timerqMax int
 	timerOrd  uint64
-	groupOps  map[int32]groupOp
-	stats     Stats
+	groupOps  map[groupKey]groupOp
+	// sentREL is the REL each circuit with T1 running waits on, for T1 to repeat.
+	sentREL map[int32]*isup.Release
+	stats   Stats
 	// out sends an encoded message; it must not keep payload after returning.
 	out  func(lbl mtp.Label, payload []byte)
 	emit func(Event)
@@ -96,6 +106,9 @@ type core struct {
 	persist func()
 	// draining refuses new calls (graceful shutdown).
 	draining bool
+	// relDiag names the unrecognised parameters of the REL being handled: the
+	// RLC reports them (cause 99) instead of a CFN.
+	relDiag []byte
 	// maint: maintenance requests awaiting acknowledgement (maint.go);
 	// stamps: when each circuit's state last changed.
 	maint  *maintState
@@ -109,7 +122,7 @@ func newCore(cfg Config, now time.Time, out func(mtp.Label, []byte), emit func(E
 	c := &core{
 		cfg: cfg, now: now, out: out, emit: emit,
 		peerByPC: map[mtp.PointCode]int{}, peerByName: map[string]int{},
-		calls: map[CallID]*call{}, groupOps: map[int32]groupOp{},
+		calls: map[CallID]*call{}, groupOps: map[groupKey]groupOp{}, sentREL: map[int32]*isup.Release{},
 	}
 	c.stats.Refused = map[Status]uint64{}
 	c.buildCircuits()
@@ -186,7 +199,9 @@ func (c *core) receive(lbl mtp.Label, b []byte) {
 	m, err := isup.Decode(b, pr.group.Variant)
 	if err != nil {
 		c.stats.DecodeErrors++
-		return
+		if m = c.malformedREL(b, pr.group.Variant); m == nil {
+			return
+		}
 	}
 	t := m.MessageType()
 	c.stats.Received[t]++
@@ -201,16 +216,36 @@ func (c *core) receive(lbl mtp.Label, b []byte) {
 		}
 		return
 	}
+	if c.circuits[ci].block&blkUnequipped != 0 && t != isup.UCIC {
+		c.equippedAgain(ci)
+	}
 	if !c.compatible(p, ci, m) {
 		return
 	}
 	c.dispatch(p, ci, m)
 }
 
+// malformedREL reads a REL whose cause (its only mandatory parameter) cannot be
+// decoded, e.g. one octet long, as a REL with cause 31 normal, unspecified:
+// the far end has released whatever we think of its cause, and discarding the
+// REL would keep the call up until its T5 resets the circuit. This is the
+// rule Q.931 §5.8.6 gives for a RELEASE with a missing or invalid cause, and
+// 31 is the Q.850 default of the normal class. Nil for anything else.
+func (c *core) malformedREL(b []byte, v isup.Variant) isup.Message {
+	cic, t, err := isup.Peek(b, v)
+	if err != nil || t != isup.REL {
+		return nil
+	}
+	c.stats.MalformedREL++
+	return &isup.Release{Circuit: isup.Circuit{CIC: cic}, Cause: isup.NewCause(isup.LocationUser, isup.CauseNormalUnspecified)}
+}
+
 func (c *core) dispatch(p int, ci int32, m isup.Message) {
 	switch x := m.(type) {
 	case *isup.InitialAddress:
-		c.onIAM(p, ci, x)
+		if !c.iamOnBlocked(p, ci, x) {
+			c.onIAM(p, ci, x)
+		}
 	case *isup.AddressComplete, *isup.CallProgress, *isup.Connect, *isup.Answer:
 		c.onBackward(p, ci, m)
 	case *isup.Release:
@@ -266,9 +301,7 @@ func (c *core) onSimple(p int, ci int32, m *isup.Simple) {
 	case isup.OLM:
 		c.onOLM(p, ci)
 	case isup.CCR:
-		// The loop-back itself is in the media path, outside a signaling gateway:
-		// acknowledge so the far end can run its check.
-		c.send(p, &isup.Simple{Kind: isup.LPA, Circuit: m.Circuit})
+		c.onCCR(p, ci)
 	default: // LPA, CRA, CVT
 		c.stats.Unexpected++
 	}

@@ -53,7 +53,6 @@ type maintWaiter struct {
 	p        int
 	head     int32
 	sent     isup.MessageType
-	group    isup.Message // the group message pending in groupOps (CGB, CGU, GRS)
 	deadline time.Time
 	timer    timerKind // the repeat timer whose expiry ends the wait
 	started  time.Time
@@ -161,9 +160,6 @@ func (c *core) maintain(r Maintenance, done func(MaintenanceOutcome)) {
 	head, _ := c.circuitAt(p, r.CIC)
 	w := &maintWaiter{r: r, p: p, head: head, sent: sent, timer: timer, started: c.now,
 		deadline: c.now.Add(c.cfg.Timers.duration(timer)), done: done}
-	if op, ok := c.groupOps[head]; ok && (sent == isup.CGB || sent == isup.CGU || sent == isup.GRS) {
-		w.group = op.msg
-	}
 	m.waiters = append(m.waiters, w)
 	if sent == isup.CQM && m.inner == nil {
 		// The CQR and T28 are reported as alarms: watch them go by.
@@ -291,8 +287,10 @@ func (c *core) maintDone(w *maintWaiter) (MaintenanceOutcome, bool) {
 	case isup.RSC:
 		acked = cc.pend&pendRSC == 0
 	case isup.CGB, isup.CGU, isup.GRS:
-		op, ok := c.groupOps[w.head]
-		acked = !ok || op.msg != w.group
+		// Done when no group message of the kind awaits its acknowledgement at
+		// the range's head; a partial one leaves the rest pending (and repeated).
+		_, pending := c.groupOps[groupKey{w.head, w.sent}]
+		acked = !pending
 	case isup.CQM:
 		acked = false // completed by maintIntercept
 	}
@@ -484,8 +482,10 @@ func (c *core) circuitInfo(ci int32) CircuitInfo {
 			info.Awaiting = append(info.Awaiting, pb.name)
 		}
 	}
-	if op, ok := c.groupOps[ci]; ok && op.kind != isup.GRS {
-		info.Awaiting = append(info.Awaiting, ackOf[op.kind].String())
+	for _, k := range [...]isup.MessageType{isup.CGB, isup.CGU} {
+		if _, ok := c.groupOps[groupKey{ci, k}]; ok {
+			info.Awaiting = append(info.Awaiting, ackOf[k].String())
+		}
 	}
 	if c.timerRunning(ci, tT28) {
 		info.Awaiting = append(info.Awaiting, "CQR")
@@ -557,7 +557,7 @@ func (c *core) groupSummary(p int) GroupSummary {
 		if cc.block&(blkRemoteMaint|blkRemoteHW) != 0 {
 			sum.RemBlocked++
 		}
-		if _, grp := c.groupOps[ci]; cc.pend != 0 || grp {
+		if cc.pend != 0 || c.groupPending(ci) {
 			sum.Awaiting++
 		}
 	}
@@ -567,3 +567,13 @@ func (c *core) groupSummary(p int) GroupSummary {
 // Groups returns every circuit group's summary as the loop published it last
 // (at most a second old), without waiting for the loop.
 func (s *Stack) Groups() []GroupSummary { return s.Stats().Groups }
+
+// groupPending reports a CGB or CGU awaiting its acknowledgement at circuit ci.
+func (c *core) groupPending(ci int32) bool {
+	if len(c.groupOps) == 0 {
+		return false
+	}
+	_, b := c.groupOps[groupKey{ci, isup.CGB}]
+	_, u := c.groupOps[groupKey{ci, isup.CGU}]
+	return b || u
+}

@@ -15,6 +15,7 @@ func (c *core) mtpEvent(e mtp.Event) {
 			if pr.available {
 				pr.available = false
 				c.emit(Alarm{Kind: AlarmDestinationUnavailable, PC: pr.group.DPC, Text: "MTP pause: destination unreachable"})
+				c.releaseUnanswered(p)
 			}
 		})
 	case mtp.Resume:
@@ -25,6 +26,7 @@ func (c *core) mtpEvent(e mtp.Event) {
 			}
 			pr.available = true
 			c.emit(Alarm{Kind: AlarmDestinationUnavailable, PC: pr.group.DPC, Cleared: true, Text: "MTP resume"})
+			c.repeatLostRELs(p)
 			if c.cfg.ResetOnResume || (c.cfg.ResetOnStart && !pr.resetDone) {
 				c.resetGroup(p)
 			}
@@ -47,6 +49,41 @@ func (c *core) mtpEvent(e mtp.Event) {
 		if x.Cause != mtp.UPUUnequippedRemote && pr.running&(1<<tT4) == 0 {
 			c.startPeerTimer(p, tT4)
 		}
+	}
+}
+
+// releaseUnanswered ends the calls not yet answered towards a destination
+// that MTP has paused: no ACM, ANM or CON can reach us while it is paused
+// (Q.764 §2.13: no signalling to a paused destination), so a caller would
+// otherwise wait for T7 or T9 on a call that cannot complete. The host is told
+// at once (cause 41, temporary failure: the condition is not expected to
+// last); the REL goes nowhere now and is repeated on resume. Answered calls
+// keep their speech path and are left alone.
+func (c *core) releaseUnanswered(p int) {
+	pr := &c.peers[p]
+	for ci := pr.first; ci < pr.first+pr.count; ci++ {
+		if cl := c.circuits[ci].call; cl != nil && cl.phase != phAnswered {
+			c.stats.PausedReleases++
+			c.releaseCall(cl, isup.CauseTemporaryFailure, isup.LocationPublicLocal, "MTP pause: destination unreachable", true)
+		}
+	}
+}
+
+// repeatLostRELs sends again, on MTP resume, every REL still waiting for its
+// RLC towards the destination: one sent while it was paused was lost, and the
+// circuit would stay releasing until T1 (up to a minute) repeated it. It is
+// T1's own action (Q.764 §2.9.6), the same REL, taken early; T1 restarts and
+// T5 keeps running.
+func (c *core) repeatLostRELs(p int) {
+	pr := &c.peers[p]
+	for ci := pr.first; ci < pr.first+pr.count; ci++ {
+		rel, ok := c.sentREL[ci]
+		if !ok || c.circuits[ci].running&(1<<tT1) == 0 {
+			continue
+		}
+		c.stats.ResumeRELs++
+		c.send(p, rel)
+		c.startTimer(ci, tT1)
 	}
 }
 
@@ -89,14 +126,15 @@ func (c *core) start() {
 			c.resetGroup(p)
 			continue
 		}
+		// The blocking saved before the restart is announced again, each in
+		// its own kind (BLO, hardware CGB).
 		pr := &c.peers[p]
+		var blocked []int32
 		for ci := pr.first; ci < pr.first+pr.count; ci++ {
-			if c.circuits[ci].block&blkLocalMaint != 0 {
-				c.circuits[ci].pend |= pendBLO
-				c.send(p, &isup.Simple{Kind: isup.BLO, Circuit: isup.Circuit{CIC: c.circuits[ci].cic}})
-				c.startTimer(ci, tT12)
-				c.startTimer(ci, tT13)
+			if c.circuits[ci].block&(blkLocalMaint|blkLocalHW) != 0 {
+				blocked = append(blocked, ci)
 			}
 		}
+		c.reannounceBlocking(p, blocked)
 	}
 }

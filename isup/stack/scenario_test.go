@@ -17,6 +17,8 @@ type side struct {
 	released map[CallID]int
 	results  int
 	requests int
+	answers  map[uint64]int // results by request tag: each exactly once
+	lastTag  uint64
 }
 
 type wire struct {
@@ -32,12 +34,14 @@ type scenario struct {
 	a, b  *side
 	links map[mtp.PointCode][]wire // queued messages by destination
 	down  bool
+	// What the targeted steps did, for the log.
+	collisions, setupResets, olms int
 }
 
 func newScenario(t *testing.T, seed uint64) *scenario {
 	s := &scenario{t: t, rng: rand.New(rand.NewPCG(seed, 1)), now: time.Unix(1_800_000_000, 0), links: map[mtp.PointCode][]wire{}}
 	mk := func(own, other mtp.PointCode) *side {
-		sd := &side{calls: map[CallID]bool{}, released: map[CallID]int{}}
+		sd := &side{calls: map[CallID]bool{}, released: map[CallID]int{}, answers: map[uint64]int{}}
 		cfg := Config{OPC: own, NI: 2, Groups: []Group{{Name: "peer", DPC: other, Variant: isup.ITU, CICs: []CICRange{{First: 1, Last: 48}}}}}
 		sd.c = newCore(cfg, s.now, func(lbl mtp.Label, p []byte) {
 			if !s.down {
@@ -54,6 +58,9 @@ func (s *scenario) event(sd *side, e Event) {
 	switch x := e.(type) {
 	case Result:
 		sd.results++
+		if sd.answers[x.Tag]++; sd.answers[x.Tag] > 1 {
+			s.t.Fatalf("request %d answered twice", x.Tag)
+		}
 		if x.Status == StatusOK && x.Call != 0 {
 			if _, ended := sd.released[x.Call]; !ended {
 				sd.calls[x.Call] = true
@@ -72,7 +79,85 @@ func (s *scenario) event(sd *side, e Event) {
 
 func (s *scenario) request(sd *side, r Request) {
 	sd.requests++
+	sd.lastTag++
+	tag := sd.lastTag
+	switch x := r.(type) {
+	case Outseize:
+		x.Tag = tag
+		r = x
+	case Alert:
+		x.Tag = tag
+		r = x
+	case Answer:
+		x.Tag = tag
+		r = x
+	case Release:
+		x.Tag = tag
+		r = x
+	case Maintenance:
+		x.Tag = tag
+		r = x
+	default:
+		s.t.Fatalf("scenario request %T has no tag", r)
+	}
 	sd.c.request(r)
+}
+
+func (s *scenario) otherSide(sd *side) *side {
+	if sd == s.a {
+		return s.b
+	}
+	return s.a
+}
+
+// sameCircuitCalls finds a call of sd whose circuit also carries a call the
+// other side's host knows: releasing both at once collides the RELs.
+func (s *scenario) sameCircuitCalls(sd *side) (CallID, CallID, bool) {
+	o := s.otherSide(sd)
+	for id := range sd.calls {
+		cl, ok := sd.c.calls[id]
+		if !ok {
+			continue
+		}
+		cic := sd.c.circuits[cl.circ].cic
+		if oci, ok := o.c.circuitAt(0, cic); ok {
+			if ocl := o.c.circuits[oci].call; ocl != nil && o.calls[ocl.id] {
+				return id, ocl.id, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// settingUp finds a CIC where sd's outgoing call still awaits its first
+// backward message (a repeat attempt is still possible).
+func (s *scenario) settingUp(sd *side) (uint16, bool) {
+	for _, cl := range sd.c.calls {
+		if repeatable(cl) {
+			return sd.c.circuits[cl.circ].cic, true
+		}
+	}
+	return 0, false
+}
+
+// overload makes sd answer an incoming call it has not alerted yet with OLM,
+// as an overloaded exchange would (the core never sends one itself): the far
+// end holds the circuit until T3 (or sd's REL) clears it.
+func (s *scenario) overload(sd *side) {
+	for _, cl := range sd.c.calls {
+		if cl.outgoing || cl.phase != phSetup || cl.acmSent || s.down {
+			continue
+		}
+		cic := sd.c.circuits[cl.circ].cic
+		b, err := isup.Marshal(simple(isup.OLM, cic), isup.ITU)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		o := s.otherSide(sd).c.cfg.OPC
+		s.links[o] = append(s.links[o], wire{mtp.Label{OPC: sd.c.cfg.OPC, DPC: o, SI: mtp.SIISUP, NI: 2, SLS: sls(cic, isup.ITU)}, b})
+		s.olms++
+		return
+	}
 }
 
 // deliver passes up to n queued messages in each direction, in order.
@@ -117,6 +202,25 @@ func (s *scenario) step() {
 		other = s.a.c.cfg.OPC
 	}
 	called, _ := isup.NewCalledPartyNumber(isup.NAINational, isup.NPIISDN, "12345")
+	switch r := s.rng.IntN(100); {
+	case r < 4: // both ends release one call at once: the RELs collide
+		if mine, theirs, ok := s.sameCircuitCalls(sd); ok {
+			s.request(sd, Release{Call: mine, Cause: isup.CauseNormalClearing})
+			s.request(s.otherSide(sd), Release{Call: theirs, Cause: isup.CauseNormalClearing})
+			s.collisions++
+		}
+	case r < 7: // the far end resets a circuit carrying our IAM, before any backward message
+		if cic, ok := s.settingUp(sd); ok {
+			m := Maintenance{Op: OpReset, DPC: sd.c.cfg.OPC, CIC: cic}
+			if s.rng.IntN(2) == 0 && cic > 1 {
+				m.CIC, m.Range = cic-1, uint8(1+s.rng.IntN(3)) // a GRS around it
+			}
+			s.request(s.otherSide(sd), m)
+			s.setupResets++
+		}
+	case r < 9: // an overloaded exchange answers an IAM with OLM
+		s.overload(sd)
+	}
 	switch r := s.rng.IntN(100); {
 	case r < 35:
 		s.request(sd, Outseize{DPC: other, Called: called})
@@ -183,13 +287,30 @@ func TestRandomScenario(t *testing.T) {
 			if n := sd.c.pendingTimers(); n != 0 {
 				t.Errorf("seed %d %s: %d timers running", seed, name, n)
 			}
-			if len(sd.c.calls) != 0 || len(sd.c.groupOps) != 0 {
-				t.Errorf("seed %d %s: %d calls, %d group operations left", seed, name, len(sd.c.calls), len(sd.c.groupOps))
+			if len(sd.c.calls) != 0 || len(sd.c.groupOps) != 0 || len(sd.c.sentREL) != 0 {
+				t.Errorf("seed %d %s: %d calls, %d group operations, %d RELs for T1 left", seed, name, len(sd.c.calls), len(sd.c.groupOps), len(sd.c.sentREL))
+			}
+			for tag := uint64(1); tag <= sd.lastTag; tag++ {
+				if sd.answers[tag] != 1 {
+					t.Errorf("seed %d %s: request %d answered %d times", seed, name, tag, sd.answers[tag])
+				}
+			}
+			if sd.c.stats.StaleTimers != 0 {
+				t.Errorf("seed %d %s: %d call timers outlived their call", seed, name, sd.c.stats.StaleTimers)
 			}
 		}
 		t.Logf("seed %d: A placed %d calls (%d glare), B %d; %d+%d releases; %d+%d messages decoded",
 			seed, s.a.c.stats.CallsOut, s.a.c.stats.Glare, s.b.c.stats.CallsOut, len(s.a.released), len(s.b.released),
 			sum(s.a.c.stats.Received[:]), sum(s.b.c.stats.Received[:]))
+		// RLCWithoutREL is not zero here: the links lag by up to minutes, so a
+		// T1 repeat can cross the RLC it was waiting for and meet a new call.
+		t.Logf("seed %d: %d simultaneous releases (%d+%d REL collisions), %d resets during set-up (%d+%d repeat attempts), %d OLMs (%d+%d T3 expiries); %d+%d RLCs without REL",
+			seed, s.collisions, s.a.c.stats.ReleaseCollisions, s.b.c.stats.ReleaseCollisions, s.setupResets,
+			s.a.c.stats.RepeatAttempts, s.b.c.stats.RepeatAttempts, s.olms, s.a.c.stats.TimerExpiries[tT3], s.b.c.stats.TimerExpiries[tT3],
+			s.a.c.stats.RLCWithoutREL, s.b.c.stats.RLCWithoutREL)
+		if s.collisions == 0 || s.setupResets == 0 || s.olms == 0 {
+			t.Errorf("seed %d: the targeted steps never ran (%d, %d, %d)", seed, s.collisions, s.setupResets, s.olms)
+		}
 	}
 }
 

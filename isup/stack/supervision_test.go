@@ -190,10 +190,14 @@ func TestGroupResetDuringCalls(t *testing.T) {
 	h := newHarness(t, testConfig(isup.ITU))
 	idIn := h.incoming(2)
 	idOut, cic := h.outseize(Outseize{})
+	// After a backward message the reset releases the call (before one, it is
+	// repeated elsewhere: TestResetDuringSetupRepeatsAttempt).
+	h.recv(&isup.AddressComplete{Circuit: isup.Circuit{CIC: cic}})
 	h.takeSent()
 	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 4})
 	h.takeEvents()
 	h.takeSent()
+	h.takeEvents()
 	h.recv(&isup.GroupReset{Kind: isup.GRS, Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.RangeAndStatus{Range: 4}})
 	evs := h.expectEvents("released:41 released:41")
 	if ids := map[CallID]bool{evs[0].(Released).Call: true, evs[1].(Released).Call: true}; !ids[idIn] || !ids[idOut] {
@@ -243,6 +247,7 @@ func TestCircuitQuery(t *testing.T) {
 	h := newHarness(t, testConfig(isup.ITU))
 	h.incoming(2)
 	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 3})
+	h.recv(simple(isup.BLA, 3)) // until then CIC 3 is transient
 	h.takeEvents()
 	h.takeSent()
 	h.recv(&isup.CircuitQuery{Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.RangeAndStatus{Range: 2}})
@@ -275,8 +280,8 @@ func TestUnequippedCircuits(t *testing.T) {
 	h.recv(simple(isup.UCIC, cic))
 	h.expectSent("IAM:3") // repeated elsewhere
 	h.expectEvents("alarm:5")
-	if h.c.calls[id] == nil || h.c.circuits[h.c.peers[0].cicIndex[cic]].block&blkLocalMaint == 0 {
-		t.Fatal("UCIC: call not moved or circuit not blocked")
+	if h.c.calls[id] == nil || h.c.circuits[h.c.peers[0].cicIndex[cic]].block&blkUnequipped == 0 {
+		t.Fatal("UCIC: call not moved or circuit not taken out of service")
 	}
 }
 
@@ -399,8 +404,12 @@ func TestLocalBlockingSurvivesRestart(t *testing.T) {
 		sent = append(sent, types([]isup.Message{m}))
 	}
 	s2.core.start()
-	if strings.Join(sent, " ") != "BLO:7" {
+	// Each blocking in its own kind: BLO for 7, a hardware CGB for 9.
+	if strings.Join(sent, " ") != "BLO:7 CGB:9" {
 		t.Fatalf("after restart sent %v", sent)
+	}
+	if op, ok := s2.core.groupOps[groupKey{s2.core.peers[0].cicIndex[9], isup.CGB}]; !ok || op.msg.(*isup.GroupSupervision).Type != isup.HardwareFailureOriented {
+		t.Fatal("CIC 9 not announced with a hardware CGB awaiting its CGBA")
 	}
 	for _, cic := range []uint16{7, 9} {
 		if s2.core.circuits[s2.core.peers[0].cicIndex[cic]].usable() {
@@ -454,5 +463,472 @@ func TestGlareRules(t *testing.T) {
 			t.Errorf("rule %d own %d peer %d: even %v odd %v, want %v %v", c.rule, c.own, c.peer,
 				weControl(g, c.own, 10), weControl(g, c.own, 11), c.even, c.odd)
 		}
+	}
+}
+
+// Issue 13 item 9: a CCR after a failed continuity check stops T27 (Q.764
+// Table A.1), so no reset follows a re-check that did come.
+func TestT27StoppedByCCR(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	iam := h.iam(4)
+	iam.NatureOfConnection = isup.NewNatureOfConnection(0, 1, false) // continuity check on this circuit
+	h.recv(iam)
+	h.expectEvents("")
+	h.recv(&isup.Continuity{Circuit: isup.Circuit{CIC: 4}, Indicators: 0}) // failed
+	h.expectEvents("released:41")
+	ci := h.c.peers[0].cicIndex[4]
+	if !h.c.timerRunning(ci, tT27) {
+		t.Fatal("T27 not started by the failed COT")
+	}
+	h.recv(simple(isup.CCR, 4))
+	h.expectSent("LPA:4")
+	if h.c.timerRunning(ci, tT27) {
+		t.Fatal("CCR did not stop T27")
+	}
+	h.advance(DefaultTimers.T27)
+	h.expectSent("") // no RSC: the re-check came in time
+	h.recv(rel(4, isup.CauseNormalClearing))
+	h.expectSent("RLC:4")
+	h.idleAndQuiet()
+}
+
+// Issue 13 item 12: GRS and GRA with range 0 (Q.763 §3.43 reserves it for
+// them) are discarded, counted and not answered; they touch no circuit.
+func TestGroupResetRangeZeroDiscarded(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	id := h.incoming(1)
+	before := h.c.stats.Unexpected
+	h.recv(&isup.GroupReset{Kind: isup.GRS, Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.RangeAndStatus{Range: 0}})
+	h.expectSent("")
+	h.expectEvents("")
+	if h.c.calls[id] == nil {
+		t.Fatal("a GRS with range 0 released the call")
+	}
+	if h.c.stats.Unexpected != before+1 {
+		t.Fatalf("GRS range 0 not counted: %d", h.c.stats.Unexpected-before)
+	}
+	// Our GRS for 5..8 is not completed by a GRA with range 0.
+	h.c.request(Maintenance{Op: OpReset, DPC: peerPC, CIC: 5, Range: 3})
+	h.expectEvents("result:ok")
+	h.expectSent("GRS:5")
+	head := h.c.peers[0].cicIndex[5]
+	h.recv(&isup.GroupReset{Kind: isup.GRA, Circuit: isup.Circuit{CIC: 5}, RangeAndStatus: isup.NewRangeAndStatus(0, true)})
+	if h.c.stats.Unexpected != before+2 || !h.c.timerRunning(head, tT22) || h.c.circuits[head].pend&pendGRS == 0 {
+		t.Fatalf("GRA range 0 accepted: %s, unexpected %d", h.c.circuits[head].describe(), h.c.stats.Unexpected-before)
+	}
+	h.recv(&isup.GroupReset{Kind: isup.GRA, Circuit: isup.Circuit{CIC: 5}, RangeAndStatus: isup.NewRangeAndStatus(3, true)})
+	h.expectSent("")
+	h.c.request(Release{Call: id})
+	h.takeEvents()
+	h.expectSent("REL:1")
+	h.recv(rlc(1))
+	h.idleAndQuiet()
+}
+
+// Issue 13 item 8: an RSC on a locally blocked circuit is answered with BLO
+// then RLC (Q.764 §2.9.3.1 c)), and that BLO runs the blocking procedure: a
+// lost one is repeated on T12 and the BLA is expected.
+func TestRSCReannouncesBlockingWithT12T13(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 3})
+	h.expectEvents("result:ok")
+	h.expectSent("BLO:3")
+	h.recv(simple(isup.BLA, 3))
+	ci := h.c.peers[0].cicIndex[3]
+	if h.c.circuits[ci].pend != 0 || h.c.pendingTimers() != 0 {
+		t.Fatalf("after BLA: %s", h.c.circuits[ci].describe())
+	}
+	h.recv(simple(isup.RSC, 3))
+	h.expectSent("BLO:3 RLC:3")
+	if h.c.circuits[ci].pend&pendBLO == 0 || !h.c.timerRunning(ci, tT12) || !h.c.timerRunning(ci, tT13) {
+		t.Fatalf("the BLO after RSC awaits no BLA: %s", h.c.circuits[ci].describe())
+	}
+	h.advance(DefaultTimers.T12) // that BLO was lost
+	h.expectSent("BLO:3")
+	h.recv(simple(isup.BLA, 3))
+	if h.c.circuits[ci].pend != 0 || h.c.pendingTimers() != 0 || h.c.circuits[ci].block != blkLocalMaint {
+		t.Fatalf("after the second BLA: %s, %d timers", h.c.circuits[ci].describe(), h.c.pendingTimers())
+	}
+	before := h.c.stats.Unexpected
+	h.recv(simple(isup.BLA, 3))
+	if h.c.stats.Unexpected != before+1 {
+		t.Fatal("a BLA with no BLO pending was not counted")
+	}
+}
+
+// Issue 13 item 7: a CQR reports as transient (Q.763 §3.14 code 0, Q.764
+// §2.9.3.2) a circuit with an IAM sent and no backward message, and one with
+// a (group) (un)blocking sent and no acknowledgement yet.
+func TestCQRReportsTransientStates(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	_, cic := h.outseize(Outseize{HasCIC: true, CIC: 1})
+	h.expectSent("IAM:1")
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 2}) // BLA awaited
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 3})
+	h.recv(simple(isup.BLA, 3))
+	h.c.request(Maintenance{Op: OpUnblock, DPC: peerPC, CIC: 3})         // UBA awaited
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 4, Range: 1}) // CGBA awaited for 4 and 5
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 7, Range: 1}) // acknowledged below
+	h.recv(&isup.GroupSupervision{Kind: isup.CGBA, Circuit: isup.Circuit{CIC: 7}, RangeAndStatus: isup.RangeAndStatus{Range: 1, Status: []byte{3}}})
+	h.takeEvents()
+	h.expectSent("BLO:2 BLO:3 UBL:3 CGB:4 CGB:7")
+	query := func() []byte {
+		h.recv(&isup.CircuitQuery{Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.RangeAndStatus{Range: 7}})
+		return h.expectSent("CQR:1")[0].(*isup.CircuitQueryResponse).States
+	}
+	transient := isup.NewCircuitState(0, 0, 0)
+	idle, blocked := isup.NewCircuitState(0, isup.CallStateIdle, 0), isup.NewCircuitState(isup.BlockingLocal, isup.CallStateIdle, 0)
+	want := []byte{transient, transient, transient, transient, transient, idle, blocked, blocked}
+	if got := query(); string(got) != string(want) {
+		t.Fatalf("CQR states % X, want % X", got, want)
+	}
+	// The acknowledgements end the transients.
+	h.recv(&isup.AddressComplete{Circuit: isup.Circuit{CIC: cic}})
+	h.recv(simple(isup.BLA, 2))
+	h.recv(simple(isup.UBA, 3))
+	h.recv(&isup.GroupSupervision{Kind: isup.CGBA, Circuit: isup.Circuit{CIC: 4}, RangeAndStatus: isup.RangeAndStatus{Range: 1, Status: []byte{3}}})
+	h.takeEvents()
+	want = []byte{isup.NewCircuitState(0, isup.CallStateOutgoingBusy, 0), blocked, idle, blocked, blocked, idle, blocked, blocked}
+	if got := query(); string(got) != string(want) {
+		t.Fatalf("CQR states after the acknowledgements % X, want % X", got, want)
+	}
+}
+
+// Issue 13 item 5: Q.763 §3.43 allows a CGB or CGU at most 32 status bits set.
+// A request for more is split into messages of at most 32 circuits, each
+// acknowledged on its own; a received one with more is discarded, counted and
+// not acted on.
+func TestCGBOver32CircuitsSplitAndReceivedDiscarded(t *testing.T) {
+	cfg := testConfig(isup.ITU)
+	cfg.Groups[0].CICs = []CICRange{{First: 1, Last: 100}}
+	h := newHarness(t, cfg)
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 1, Range: 39})
+	h.expectEvents("result:ok")
+	sent := h.expectSent("CGB:1 CGB:33")
+	for i, want := range []struct {
+		rng  uint8
+		ones int
+	}{{31, 32}, {7, 8}} {
+		rs := sent[i].(*isup.GroupSupervision).RangeAndStatus
+		if rs.Range != want.rng || rs.Ones() != want.ones {
+			t.Fatalf("CGB %d: range %d with %d bits, want %d with %d", i, rs.Range, rs.Ones(), want.rng, want.ones)
+		}
+	}
+	for cic := uint16(1); cic <= 40; cic++ {
+		if h.c.circuits[h.c.peers[0].cicIndex[cic]].block&blkLocalMaint == 0 {
+			t.Fatalf("CIC %d not blocked", cic)
+		}
+	}
+	for i := range sent {
+		m := sent[i].(*isup.GroupSupervision)
+		h.recv(&isup.GroupSupervision{Kind: isup.CGBA, Circuit: m.Circuit, RangeAndStatus: m.RangeAndStatus})
+	}
+	if h.c.pendingTimers() != 0 || len(h.c.groupOps) != 0 {
+		t.Fatalf("%d timers, %d group operations after both CGBAs", h.c.pendingTimers(), len(h.c.groupOps))
+	}
+	// The far end blocks 40 circuits in one CGB (range 39, every bit set).
+	before := h.c.stats.Unexpected
+	rs := isup.NewRangeAndStatus(39, true)
+	for i := 0; i <= 39; i++ {
+		rs.SetBit(i, true)
+	}
+	h.recv(&isup.GroupSupervision{Kind: isup.CGB, Circuit: isup.Circuit{CIC: 50}, RangeAndStatus: rs})
+	h.recv(&isup.GroupSupervision{Kind: isup.CGU, Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: rs})
+	h.expectSent("")
+	h.expectEvents("")
+	if h.c.stats.Unexpected != before+2 {
+		t.Fatalf("%d of 2 over-long group messages counted", h.c.stats.Unexpected-before)
+	}
+	if h.c.circuits[h.c.peers[0].cicIndex[50]].block != 0 {
+		t.Fatal("acted on a CGB with 40 status bits set")
+	}
+}
+
+// Issue 13 item 6: a CGBA or CGUA is checked against its request circuit by
+// circuit (Q.764 §2.8.2.3). Circuits not acknowledged stay pending and their
+// message is repeated for them alone; circuits acknowledged into a state they
+// are not in here are corrected.
+func TestGroupAckStatusCheckedAgainstRequest(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	cgba := func(kind isup.MessageType, cic uint16, rng uint8, bits byte) *isup.GroupSupervision {
+		return &isup.GroupSupervision{Kind: kind, Circuit: isup.Circuit{CIC: cic}, RangeAndStatus: isup.RangeAndStatus{Range: rng, Status: []byte{bits}}}
+	}
+	status := func(m isup.Message) byte { return m.(*isup.GroupSupervision).RangeAndStatus.Status[0] }
+	head := h.c.peers[0].cicIndex[1]
+	before := h.c.stats.Unexpected
+
+	// CGB for 1..4; the CGBA leaves out CIC 3.
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 1, Range: 3})
+	h.expectEvents("result:ok")
+	h.expectSent("CGB:1")
+	h.recv(cgba(isup.CGBA, 1, 3, 0b1011))
+	if !h.c.timerRunning(head, tT18) || !h.c.timerRunning(head, tT19) {
+		t.Fatal("a CGBA without CIC 3 completed the CGB")
+	}
+	h.advance(DefaultTimers.T18) // repeated for CIC 3 alone
+	if got := status(h.expectSent("CGB:1")[0]); got != 0b0100 {
+		t.Fatalf("repeated CGB status %04b, want 0100", got)
+	}
+	h.recv(cgba(isup.CGBA, 1, 3, 0b0100))
+	if h.c.pendingTimers() != 0 || len(h.c.groupOps) != 0 {
+		t.Fatal("the CGBA for CIC 3 did not complete the CGB")
+	}
+
+	// CGU for 1..4; the CGUA leaves out CIC 1, and T20 repeats it for CIC 1.
+	h.c.request(Maintenance{Op: OpUnblock, DPC: peerPC, CIC: 1, Range: 3})
+	h.takeEvents()
+	h.expectSent("CGU:1")
+	h.recv(cgua(1, 3, 0b1110))
+	h.advance(DefaultTimers.T20)
+	if got := status(h.expectSent("CGU:1")[0]); got != 0b0001 {
+		t.Fatalf("repeated CGU status %04b, want 0001", got)
+	}
+	h.recv(cgua(1, 3, 0b0001))
+	if h.c.pendingTimers() != 0 || len(h.c.groupOps) != 0 {
+		t.Fatal("the CGUA for CIC 1 did not complete the CGU")
+	}
+
+	// A CGBA answering nothing of ours for 20..21, not blocked here: CGU for
+	// them. A CGUA answering nothing for 6..7 with 6 blocked here: CGB for 6.
+	h.recv(cgba(isup.CGBA, 20, 1, 0b11))
+	if got := status(h.expectSent("CGU:20")[0]); got != 0b11 {
+		t.Fatalf("correcting CGU status %02b", got)
+	}
+	h.recv(cgua(20, 1, 0b11))
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 6})
+	h.takeEvents()
+	h.expectSent("BLO:6")
+	h.recv(simple(isup.BLA, 6))
+	h.recv(cgua(6, 1, 0b11))
+	if got := status(h.expectSent("CGB:6")[0]); got != 0b01 {
+		t.Fatalf("correcting CGB status %02b", got)
+	}
+	h.recv(cgba(isup.CGBA, 6, 1, 0b01))
+	// One not matching anything and needing no correction is only counted.
+	h.recv(cgba(isup.CGBA, 6, 1, 0b01))
+	h.expectSent("")
+	if n := h.c.stats.Unexpected - before; n != 5 {
+		t.Fatalf("%d mismatched acknowledgements counted, want 5", n)
+	}
+	if h.c.pendingTimers() != 0 || len(h.c.groupOps) != 0 {
+		t.Fatalf("%d timers, %d group operations left", h.c.pendingTimers(), len(h.c.groupOps))
+	}
+}
+
+func cgua(cic uint16, rng uint8, bits byte) *isup.GroupSupervision {
+	return &isup.GroupSupervision{Kind: isup.CGUA, Circuit: isup.Circuit{CIC: cic}, RangeAndStatus: isup.RangeAndStatus{Range: rng, Status: []byte{bits}}}
+}
+
+// Settled (issue 13): a BLA or UBA that answers no request of ours is
+// counted; Q.764 §2.8.2.3 then corrects the far end's view: UBL for a BLA on
+// a circuit not blocked here, BLO for a UBA on one blocked here, each by the
+// normal procedure; otherwise it is only discarded.
+func TestUnexpectedBLAAndUBACorrectTheFarEnd(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	before := h.c.stats.Unexpected
+	h.recv(simple(isup.BLA, 5)) // CIC 5 is not blocked here
+	h.expectSent("UBL:5")
+	ci5 := h.c.peers[0].cicIndex[5]
+	if h.c.circuits[ci5].pend&pendUBL == 0 || !h.c.timerRunning(ci5, tT14) {
+		t.Fatalf("the correcting UBL awaits no UBA: %s", h.c.circuits[ci5].describe())
+	}
+	h.recv(simple(isup.UBA, 5))
+	h.recv(simple(isup.UBA, 5)) // not blocked here: discarded
+	h.expectSent("")
+
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 7})
+	h.takeEvents()
+	h.expectSent("BLO:7")
+	h.recv(simple(isup.BLA, 7))
+	h.recv(simple(isup.BLA, 7)) // blocked here: discarded
+	h.expectSent("")
+	h.recv(simple(isup.UBA, 7)) // blocked here: the far end is told again
+	h.expectSent("BLO:7")
+	h.recv(simple(isup.BLA, 7))
+	if n := h.c.stats.Unexpected - before; n != 4 {
+		t.Fatalf("%d unexpected acknowledgements counted, want 4", n)
+	}
+	if h.c.pendingTimers() != 0 {
+		t.Fatalf("%d timers left", h.c.pendingTimers())
+	}
+}
+
+// Settled (issue 13): Q.764 §2.8.2.3 xiv). An IAM that is not a test call
+// removes the far end's blocking, hardware blocking included, and is taken;
+// on a circuit blocked here it is discarded and our blocking is announced
+// again in its own kind: a hardware CGB for hardware blocking, a BLO (with
+// T12/T13) for maintenance blocking.
+func TestIAMOnHardwareBlockedCircuits(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	h.recv(&isup.GroupSupervision{Kind: isup.CGB, Type: isup.HardwareFailureOriented, Circuit: isup.Circuit{CIC: 8}, RangeAndStatus: isup.RangeAndStatus{Range: 1, Status: []byte{0b01}}})
+	h.expectSent("CGBA:8")
+	h.takeEvents()
+	h.recv(h.iam(8))
+	h.expectSent("")
+	h.expectEvents("incoming")
+	if b := h.c.circuits[h.c.peers[0].cicIndex[8]].block; b != 0 {
+		t.Fatalf("the IAM left the remote hardware blocking: %04b", b)
+	}
+
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 10, Hardware: true})
+	h.takeEvents()
+	cgb := h.expectSent("CGB:10")[0].(*isup.GroupSupervision)
+	h.recv(&isup.GroupSupervision{Kind: isup.CGBA, Type: isup.HardwareFailureOriented, Circuit: cgb.Circuit, RangeAndStatus: cgb.RangeAndStatus})
+	before := h.c.stats.Unexpected
+	h.recv(h.iam(10))
+	again := h.expectSent("CGB:10")[0].(*isup.GroupSupervision)
+	h.expectEvents("")
+	if again.Type != isup.HardwareFailureOriented || again.RangeAndStatus.Ones() != 1 || !again.RangeAndStatus.Bit(0) {
+		t.Fatalf("hardware blocking re-announced as %+v", again)
+	}
+	h.recv(&isup.GroupSupervision{Kind: isup.CGBA, Type: isup.HardwareFailureOriented, Circuit: again.Circuit, RangeAndStatus: again.RangeAndStatus})
+
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 12})
+	h.takeEvents()
+	h.expectSent("BLO:12")
+	h.recv(simple(isup.BLA, 12))
+	h.recv(h.iam(12))
+	h.expectSent("BLO:12")
+	h.expectEvents("")
+	if !h.c.timerRunning(h.c.peers[0].cicIndex[12], tT12) {
+		t.Fatal("the BLO re-announcing our blocking awaits no BLA")
+	}
+	h.recv(simple(isup.BLA, 12))
+	if n := h.c.stats.Unexpected - before; n != 2 {
+		t.Fatalf("%d discarded IAMs counted, want 2", n)
+	}
+	if h.c.pendingTimers() != 0 {
+		t.Fatalf("%d timers left", h.c.pendingTimers())
+	}
+}
+
+// Settled (issue 13): a UCIC (Q.764 §2.12) takes the circuit out of service
+// without making it an operator's block: nothing is saved for a restart, no
+// BLO goes out for it after a reset, a pending request on it stops repeating,
+// and the far end's next message on it brings it back.
+func TestUCICNotPersistedNorReannounced(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	saved := 0
+	h.c.persist = func() { saved++ }
+	h.c.request(Maintenance{Op: OpReset, DPC: peerPC, CIC: 4}) // RSC awaiting RLC
+	h.takeEvents()
+	h.expectSent("RSC:4")
+	h.recv(simple(isup.UCIC, 4))
+	h.expectEvents("alarm:5")
+	ci := h.c.peers[0].cicIndex[4]
+	if saved != 0 || len(h.c.currentState().Blocked) != 0 {
+		t.Fatalf("UCIC saved as a local block (%d saves, %v)", saved, h.c.currentState().Blocked)
+	}
+	if h.c.circuits[ci].usable() || h.c.circuits[ci].pend != 0 || h.c.pendingTimers() != 0 {
+		t.Fatalf("after UCIC: %s, usable %v, %d timers", h.c.circuits[ci].describe(), h.c.circuits[ci].usable(), h.c.pendingTimers())
+	}
+	h.c.request(Maintenance{Op: OpReset, DPC: peerPC, CIC: 1, Range: 7})
+	h.takeEvents()
+	h.expectSent("GRS:1")
+	h.recv(&isup.GroupReset{Kind: isup.GRA, Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.NewRangeAndStatus(7, true)})
+	h.expectSent("") // no BLO:4
+	h.c.request(Outseize{DPC: peerPC, Called: h.called(), HasCIC: true, CIC: 4})
+	if r := h.takeEvents()[0].(Result); r.Status != StatusCircuitUnavailable {
+		t.Fatalf("outseize on the unequipped circuit: %s", r.Status)
+	}
+	h.recv(h.iam(4)) // the far end has it after all
+	h.expectEvents("incoming")
+	if h.c.circuits[ci].block != 0 {
+		t.Fatalf("still out of service: %s", h.c.circuits[ci].describe())
+	}
+}
+
+// Settled (issue 13), no change: a GRS is a message of its CIC, the first of
+// its range (Q.763 §3.43). With that CIC unequipped here it is discarded and
+// answered with UCIC (Q.764 §2.12; OpenSS7 does the same), even if the range
+// covers circuits of ours; with that CIC equipped, the circuits of ours in
+// the range are reset and the GRA covers the whole range.
+func TestGroupResetWithUnequippedHeadCIC(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU)) // CICs 1..31
+	id := h.incoming(1)
+	h.recv(&isup.GroupReset{Kind: isup.GRS, Circuit: isup.Circuit{CIC: 0}, RangeAndStatus: isup.RangeAndStatus{Range: 3}})
+	h.expectSent("UCIC:0")
+	h.expectEvents("")
+	if h.c.calls[id] == nil {
+		t.Fatal("a GRS headed by an unequipped CIC reset CIC 1")
+	}
+	id2 := h.incoming(31)
+	h.recv(&isup.GroupReset{Kind: isup.GRS, Circuit: isup.Circuit{CIC: 30}, RangeAndStatus: isup.RangeAndStatus{Range: 3}})
+	if ev := h.expectEvents("released:41"); ev[0].(Released).Call != id2 {
+		t.Fatal("wrong call released")
+	}
+	if gra := h.expectSent("GRA:30")[0].(*isup.GroupReset); gra.RangeAndStatus.Range != 3 {
+		t.Fatalf("GRA range %d", gra.RangeAndStatus.Range)
+	}
+}
+
+// Settled with item 8 (issue 13): hardware blocking is announced again like
+// maintenance blocking, in its own kind, after an RSC (Q.764 §2.9.3.1 c)),
+// after a GRS received (its GRA shows only maintenance blocking, Q.764
+// §2.9.3.2) and after the GRA to our GRS; and a reset lifts the far end's
+// hardware blocking as well as its maintenance blocking (§2.9.3.1 d)).
+func TestHardwareBlockingReannouncedAfterResets(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	ack := func(m isup.Message) {
+		g := m.(*isup.GroupSupervision)
+		if g.Type != isup.HardwareFailureOriented || g.RangeAndStatus.Ones() != 1 || !g.RangeAndStatus.Bit(0) {
+			t.Fatalf("not a hardware CGB for its CIC alone: %+v", g)
+		}
+		h.recv(&isup.GroupSupervision{Kind: isup.CGBA, Type: g.Type, Circuit: g.Circuit, RangeAndStatus: g.RangeAndStatus})
+	}
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 5, Hardware: true})
+	h.c.request(Maintenance{Op: OpBlock, DPC: peerPC, CIC: 6})
+	h.takeEvents()
+	sent := h.expectSent("CGB:5 BLO:6")
+	ack(sent[0])
+	h.recv(simple(isup.BLA, 6))
+
+	h.recv(simple(isup.RSC, 5))
+	ack(h.expectSent("CGB:5 RLC:5")[0])
+
+	h.recv(&isup.GroupSupervision{Kind: isup.CGB, Type: isup.HardwareFailureOriented, Circuit: isup.Circuit{CIC: 2}, RangeAndStatus: isup.RangeAndStatus{Range: 1, Status: []byte{0b11}}})
+	h.expectSent("CGBA:2")
+	h.takeEvents()
+	h.recv(&isup.GroupReset{Kind: isup.GRS, Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.RangeAndStatus{Range: 6}})
+	sent = h.expectSent("GRA:1 CGB:5")
+	if st := sent[0].(*isup.GroupReset).RangeAndStatus.Status[0]; st != 0b0100000 { // CIC 6 only
+		t.Fatalf("GRA status %07b", st)
+	}
+	ack(sent[1])
+	for _, cic := range []uint16{2, 3} {
+		if b := h.c.circuits[h.c.peers[0].cicIndex[cic]].block; b != 0 {
+			t.Fatalf("CIC %d still blocked after the GRS: %04b", cic, b)
+		}
+	}
+
+	h.c.request(Maintenance{Op: OpReset, DPC: peerPC, CIC: 1, Range: 6})
+	h.takeEvents()
+	h.expectSent("GRS:1")
+	h.recv(&isup.GroupReset{Kind: isup.GRA, Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.NewRangeAndStatus(6, true)})
+	sent = h.expectSent("BLO:6 CGB:5")
+	h.recv(simple(isup.BLA, 6))
+	ack(sent[1])
+	if h.c.pendingTimers() != 0 || len(h.c.groupOps) != 0 {
+		t.Fatalf("%d timers, %d group operations left", h.c.pendingTimers(), len(h.c.groupOps))
+	}
+}
+
+// A far end that answers our correcting CGU with another wrong CGBA gets no
+// second CGU at once: the pending one is repeated on T20 only, so the two
+// ends cannot ping-pong at signalling speed.
+func TestGroupAckCorrectionIsNotRepeatedWhilePending(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	wrong := &isup.GroupSupervision{Kind: isup.CGBA, Circuit: isup.Circuit{CIC: 20}, RangeAndStatus: isup.RangeAndStatus{Range: 1, Status: []byte{0b11}}}
+	h.recv(wrong)
+	h.expectSent("CGU:20")
+	for i := 0; i < 3; i++ {
+		h.recv(wrong)
+	}
+	h.expectSent("")
+	h.advance(DefaultTimers.T20)
+	h.expectSent("CGU:20")
+	h.recv(cgua(20, 1, 0b11))
+	if h.c.pendingTimers() != 0 || len(h.c.groupOps) != 0 {
+		t.Fatalf("%d timers, %d group operations left", h.c.pendingTimers(), len(h.c.groupOps))
 	}
 }

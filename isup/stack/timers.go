@@ -43,18 +43,33 @@ func (t *Timers) duration(k timerKind) time.Duration {
 		t.T15, t.T16, t.T17, t.T18, t.T19, t.T20, t.T21, t.T22, t.T23, t.T27, t.T28, t.T33}[k]
 }
 
-// timerSeqs holds one generation number per timer kind of a circuit; it is
-// allocated the first time a circuit runs a timer, so idle circuits carry none.
-type timerSeqs [numTimers]uint32
+// timerSeqs holds one generation number per timer kind of a circuit, and the
+// circuit's epoch; it is allocated the first time a circuit runs a timer, so
+// idle circuits carry none.
+type timerSeqs struct {
+	seq [numTimers]uint32
+	// epoch moves on each time the circuit is seized or returns to idle. A call
+	// timer remembers the epoch it started in and is dead in any other, so a
+	// timer nobody stopped can never act on a later call (issue: T3 outlived
+	// its call and released the next one).
+	epoch uint32
+}
+
+// callTimers are the timers that belong to one call or one release of a
+// circuit (Q.764 Annex A: T1-T3, T5-T9, T27, T33); stopCallTimers stops them
+// and the epoch guards them. The supervision timers (BLO, RSC, GRS, CGB, CQM)
+// outlive calls and are not in it.
+const callTimers uint32 = 1<<tT1 | 1<<tT2 | 1<<tT3 | 1<<tT5 | 1<<tT6 | 1<<tT7 | 1<<tT8 | 1<<tT9 | 1<<tT27 | 1<<tT33
 
 // timerEntry is a pending expiry. It is stale (ignored on expiry) when its
 // circuit's generation for the kind has moved on: stopping a timer is O(1).
 type timerEntry struct {
-	at   int64  // UnixNano
-	ord  uint64 // insertion order: equal deadlines fire first-started first
-	circ int32  // circuit index, or -1-peer for per-destination timers
-	kind timerKind
-	seq  uint32
+	at    int64  // UnixNano
+	ord   uint64 // insertion order: equal deadlines fire first-started first
+	circ  int32  // circuit index, or -1-peer for per-destination timers
+	kind  timerKind
+	seq   uint32
+	epoch uint32 // the circuit's epoch when a call timer started
 }
 
 // timerHeap is a min-heap of expiries by deadline, then start order. It is
@@ -118,9 +133,9 @@ func (c *core) startTimer(ci int32, k timerKind) {
 	if cc.timers == nil {
 		cc.timers = new(timerSeqs)
 	}
-	cc.timers[k]++
+	cc.timers.seq[k]++
 	cc.running |= 1 << k
-	c.pushTimer(timerEntry{at: c.now.Add(c.cfg.Timers.duration(k)).UnixNano(), circ: ci, kind: k, seq: cc.timers[k]})
+	c.pushTimer(timerEntry{at: c.now.Add(c.cfg.Timers.duration(k)).UnixNano(), circ: ci, kind: k, seq: cc.timers.seq[k], epoch: cc.timers.epoch})
 }
 
 // pushTimer queues an expiry. Stopped timers leave stale entries behind, and
@@ -153,14 +168,32 @@ func (c *core) sweepTimers() {
 	c.timerqMax = 2*len(live) + timerFloor
 }
 
-// timerLive reports whether an entry is still its timer's current run.
+// timerLive reports whether an entry is still its timer's current run. A call
+// timer from an earlier epoch of its circuit is dead, and is marked stopped.
 func (c *core) timerLive(e timerEntry) bool {
 	if e.circ < 0 {
 		pr := &c.peers[-1-e.circ]
 		return pr.running&(1<<e.kind) != 0 && pr.timerSeq[e.kind] == e.seq
 	}
 	cc := &c.circuits[e.circ]
-	return cc.running&(1<<e.kind) != 0 && cc.timers[e.kind] == e.seq
+	if cc.running&(1<<e.kind) == 0 || cc.timers.seq[e.kind] != e.seq {
+		return false
+	}
+	if callTimers&(1<<e.kind) != 0 && cc.timers.epoch != e.epoch {
+		c.stats.StaleTimers++
+		c.stopTimer(e.circ, e.kind)
+		return false
+	}
+	return true
+}
+
+// newEpoch marks a circuit's seizure or return to idle: call timers started
+// before it are dead from now on, whether or not they were stopped.
+func (c *core) newEpoch(ci int32) {
+	cc := &c.circuits[ci]
+	if cc.timers != nil {
+		cc.timers.epoch++
+	}
 }
 
 // stopTimer stops a circuit timer; a stopped timer's entry expires as a no-op.
@@ -170,17 +203,24 @@ func (c *core) stopTimer(ci int32, k timerKind) {
 		return
 	}
 	cc.running &^= 1 << k
-	cc.timers[k]++
+	cc.timers.seq[k]++
+	if k == tT1 {
+		delete(c.sentREL, ci) // the REL T1 would repeat
+	}
 }
 
 func (c *core) timerRunning(ci int32, k timerKind) bool {
 	return c.circuits[ci].running&(1<<k) != 0
 }
 
-// stopCallTimers stops the timers that belong to a call on the circuit.
+// stopCallTimers stops every timer that belongs to a call or a release on the
+// circuit, T3 (the overload hold) included.
 func (c *core) stopCallTimers(ci int32) {
-	for _, k := range []timerKind{tT1, tT2, tT5, tT6, tT7, tT8, tT9, tT27, tT33} {
-		c.stopTimer(ci, k)
+	cc := &c.circuits[ci]
+	for k := timerKind(0); k < numTimers; k++ {
+		if callTimers&(1<<k) != 0 && cc.running&(1<<k) != 0 {
+			c.stopTimer(ci, k)
+		}
 	}
 }
 

@@ -124,7 +124,19 @@ func fuzzSeeds(f *testing.F) [][]byte {
 			dataChunkB(flagBegin, 1, 1, 0, 3, iam[:10]), dataChunkB(flagEnd, 2, 1, 0, 3, iam[10:])))),
 		ethFrame(etherIPv6, ipv6Pkt(protoSCTP, nil, sctpPkt(2905, 2905,
 			idataChunkB(flagBegin, 1, 1, 5, 3, iam[:10]), idataChunkB(flagEnd, 2, 1, 5, 1, iam[10:]))), 7)))
-	for _, name := range []string{"isup.cap", "centile_m3ua.cap", "bicc.pcap"} {
+	// M2PA: a Link Status, an empty User Data (an acknowledgement) and one
+	// carrying the IAM's MSU, bundled on port 3565.
+	msu := append([]byte{0, 0x85, 2, 0x40, 0, 0x30}, iamCIC1...)
+	m2pa := func(typ byte, data []byte) []byte {
+		b := []byte{1, 0, 11, typ, 0, 0, 0, byte(16 + len(data)), 0, 0xff, 0xff, 0xff, 0, 0, 0, 0}
+		return append(b, data...)
+	}
+	body(LinkEthernet, buildPcap(f, LinkEthernet,
+		ethFrame(etherIPv4, ipv4Pkt(protoSCTP, 0, sctpPkt(3565, 3565,
+			dataChunkB(flagBegin|flagEnd, 1, 1, 0, 5, m2pa(2, []byte{0, 0, 0, 1})),
+			dataChunkB(flagBegin|flagEnd, 2, 1, 1, 5, m2pa(1, nil)),
+			dataChunkB(flagBegin|flagEnd, 3, 1, 2, 5, m2pa(1, msu)))))))
+	for _, name := range []string{"isup.cap", "centile_m3ua.cap", "bicc.pcap", "m2pa_isup_itu.pcap"} {
 		if b, err := os.ReadFile(filepath.Join(capturesDir, name)); err == nil {
 			body(LinkEthernet, b)
 		}

@@ -24,6 +24,7 @@ const (
 	FramingM3UADraft                    // pre-RFC M3UA (draft 6): Protocol Data holds an MTP3 MSU
 	FramingMTP2                         // MSU taken from an MTP2 frame
 	FramingMTP3                         // MSU on the MTP3 link type
+	FramingM2PA                         // MSU in an M2PA User Data message (RFC 4165)
 )
 
 func (f Framing) String() string {
@@ -36,6 +37,8 @@ func (f Framing) String() string {
 		return "MTP2"
 	case FramingMTP3:
 		return "MTP3"
+	case FramingM2PA:
+		return "M2PA"
 	}
 	return fmt.Sprintf("Framing(%d)", uint8(f))
 }
@@ -64,13 +67,14 @@ type Message struct {
 	PPID     uint32         // SCTP payload protocol identifier
 	Framing  Framing
 
-	// M3UA message class and type; zero for FramingMTP2 and FramingMTP3
-	// (check Framing before reading them).
+	// M3UA message class and type (for FramingM2PA, M2PA's class 11 and
+	// User Data); zero for FramingMTP2 and FramingMTP3 (check Framing before
+	// reading them).
 	Class, Type uint8
 	M3UA        []byte // the whole M3UA message; nil for MTP2/MTP3 links
 
 	// MSU is the raw MTP3 message signal unit (SIO, routing label, user
-	// part) for MTP2/MTP3 links and draft M3UA; nil for RFC 4666 M3UA.
+	// part) for MTP2/MTP3/M2PA links and draft M3UA; nil for RFC 4666 M3UA.
 	MSU []byte
 
 	// Routing label, set for M3UA DATA and MSUs (HasLabel true). For MSUs, NI
@@ -92,7 +96,8 @@ type Stats struct {
 	IPFragments int // fragmented IP datagrams skipped (not reassembled)
 	BadCRC      int // SCTP packets whose checksum is wrong (often offload-zeroed)
 	Adler32     int // SCTP packets with a valid RFC 2960 Adler-32 checksum (pre-2002 stacks)
-	NonM3UA     int // SCTP user messages with a PPID other than M3UA
+	NonM3UA     int // SCTP user messages with a PPID other than M3UA or M2PA
+	M2PANonMSU  int // M2PA Link Status messages and User Data that only acknowledge
 	ReasmDrops  int // SCTP fragments dropped: gap in TSN/FSN, too large, or no first fragment
 	MTP2NonMSU  int // MTP2 FISUs and LSSUs
 }

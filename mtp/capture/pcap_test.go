@@ -96,3 +96,44 @@ func compareLists(t *testing.T, what string, got, want []string) {
 		}
 	}
 }
+
+// TestM2PACaptureAgainstTshark reads the M2PA sample (another stack's link,
+// RFC 4165 over kernel SCTP) and compares every MSU's routing label, frame by
+// frame, with tshark's MTP3 decode; Link Status messages and empty User Data
+// (acknowledgements) are counted, not returned, and tshark must see as many.
+func TestM2PACaptureAgainstTshark(t *testing.T) {
+	path := sampleCapture(t, "m2pa_isup_itu.pcap")
+	var want []string
+	nonMSU := 0
+	for _, row := range tsharkFields(t, path, nil, "frame.number", "m2pa.type", "mtp3.opc", "mtp3.dpc", "mtp3.service_indicator", "mtp3.sls", "m2pa.length") {
+		for len(row) < 7 {
+			row = append(row, "")
+		}
+		types, lens := splitList(row[1]), splitList(row[6])
+		opc, dpc, si, sls := splitList(row[2]), splitList(row[3]), splitList(row[4]), splitList(row[5])
+		for i := range types {
+			if types[i] != "1" || lens[i] == "16" {
+				nonMSU++
+			}
+		}
+		for i := range opc {
+			want = append(want, fmt.Sprintf("%s opc=%d dpc=%d si=%d sls=%d", row[0], atou(t, opc[i]), atou(t, dpc[i]), atou(t, si[i]), atou(t, sls[i])))
+		}
+	}
+	msgs, st := openAll(t, path)
+	var got []string
+	for _, m := range msgs {
+		if m.Framing != FramingM2PA || !m.HasLabel || len(m.MSU) == 0 {
+			t.Fatalf("frame %d: framing %v label %v", m.Frame, m.Framing, m.HasLabel)
+		}
+		got = append(got, fmt.Sprintf("%d opc=%d dpc=%d si=%d sls=%d", m.Frame, m.OPC, m.DPC, m.SI, m.SLS))
+	}
+	compareLists(t, "M2PA MSUs", got, want)
+	if st.M2PANonMSU != nonMSU {
+		t.Errorf("M2PANonMSU %d, tshark %d link status or empty user data", st.M2PANonMSU, nonMSU)
+	}
+	if st.Errors != 0 || st.NonM3UA != 0 || len(got) < 200 {
+		t.Errorf("%d MSUs; stats %+v", len(got), st)
+	}
+	t.Logf("%d MSUs; stats %+v", len(got), st)
+}

@@ -126,6 +126,15 @@ func (r *Reader) dataChunk(src, dst netip.AddrPort, d dataChunk) error {
 // userMessage decodes one complete SCTP user message. data may alias the
 // frame; the M3UA decoder copies what it keeps.
 func (r *Reader) userMessage(src, dst netip.AddrPort, stream uint16, ppid uint32, data []byte) error {
+	if isM2PA(src.Port(), dst.Port(), ppid) {
+		m, ok, err := r.parseM2PA(data)
+		if err != nil || !ok {
+			return err
+		}
+		m.Src, m.Dst, m.Stream, m.PPID = src, dst, stream, ppid
+		r.emit(m)
+		return nil
+	}
 	if ppid != ppidM3UA && ppid != ppidM3UASwapped && src.Port() != portM3UA && dst.Port() != portM3UA {
 		r.stats.NonM3UA++
 		return nil

@@ -9,9 +9,14 @@ import (
 	"github.com/wmnsk/go-m3ua/messages/params"
 )
 
-// Heartbeat (RFC 4666 §4.3.4.6): a BEAT every interval; no BEAT ACK with
-// the same data within the timeout means the peer is gone, and the
-// association is restarted.
+// Heartbeat (RFC 4666 §4.3.4.6): a BEAT every interval, which the peer
+// answers with BEAT ACK. A peer from which nothing at all has been heard (BEAT
+// ACK or any other message) for the timeout is dead (killed) or hung
+// (stopped, looping): the association is aborted, the user told (down: its
+// destinations pause), and a dialling side reconnects. Any message counts as
+// a sign of life, so a peer busy with traffic, whose BEAT ACK waits behind its
+// DATA, is not declared dead; a peer that sends nothing is, within interval +
+// timeout of its last message (checked at each tick).
 
 func (s *session) startBeat() {
 	if s.e.beatInterval <= 0 {
@@ -19,6 +24,7 @@ func (s *session) startBeat() {
 	}
 	s.mu.Lock()
 	if !s.ended {
+		s.heard = s.e.clock.Now()
 		s.beatTimer = s.e.clock.AfterFunc(s.e.beatInterval, s.onBeatTick)
 	}
 	s.mu.Unlock()
@@ -30,44 +36,21 @@ func (s *session) onBeatTick() {
 		s.mu.Unlock()
 		return
 	}
-	s.beatTimer = s.e.clock.AfterFunc(s.e.beatInterval, s.onBeatTick)
-	if s.beatOut {
-		s.mu.Unlock()
-		return // still waiting for the last one
+	now := s.e.clock.Now()
+	if rx := s.rx.Load(); rx != s.rxSeen {
+		s.rxSeen, s.heard = rx, now
 	}
-	s.beatSeq++
-	seq := s.beatSeq
-	s.beatOut = true
-	s.beatWait = s.e.clock.AfterFunc(s.e.beatTimeout, func() { s.onBeatTimeout(seq) })
-	s.mu.Unlock()
-	data := binary.BigEndian.AppendUint32(nil, seq)
-	_ = s.write(marshal(messages.NewHeartbeat(params.NewHeartbeatData(data))), 0)
-}
-
-func (s *session) onBeatTimeout(seq uint32) {
-	s.mu.Lock()
-	late := s.beatOut && s.beatSeq == seq && !s.ended
-	s.mu.Unlock()
-	if late {
+	if now.Sub(s.heard) >= s.e.beatTimeout {
+		s.mu.Unlock()
 		s.e.stats.BeatTimeouts.Add(1)
 		s.end("heartbeat timeout")
+		return
 	}
-}
-
-func (s *session) handleBeatAck(m *messages.HeartbeatAck) {
-	if m.HeartbeatData == nil || len(m.HeartbeatData.Data) != 4 {
-		return // not one of ours
-	}
-	seq := binary.BigEndian.Uint32(m.HeartbeatData.Data)
-	s.mu.Lock()
-	if s.beatOut && seq == s.beatSeq {
-		s.beatOut = false
-		if s.beatWait != nil {
-			s.beatWait.Stop()
-			s.beatWait = nil
-		}
-	}
+	s.beatTimer = s.e.clock.AfterFunc(s.e.beatInterval, s.onBeatTick)
+	s.beatSeq++
+	data := binary.BigEndian.AppendUint32(nil, s.beatSeq)
 	s.mu.Unlock()
+	_ = s.write(marshal(messages.NewHeartbeat(params.NewHeartbeatData(data))), 0)
 }
 
 func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {

@@ -81,6 +81,11 @@ const (
 	DefaultBackoffMax  = 10 * time.Second
 	DefaultQueue       = 4096
 	DefaultEventsQueue = 256
+	// Heartbeat defaults: a dead or hung peer is declared down between
+	// DefaultBeatTimeout and DefaultBeatInterval + DefaultBeatTimeout (3 to
+	// 4 s) after its last message.
+	DefaultBeatInterval = time.Second
+	DefaultBeatTimeout  = 3 * time.Second
 )
 
 // Option configures an Endpoint.
@@ -92,8 +97,12 @@ func WithClock(c Clock) Option { return func(e *Endpoint) { e.clock = c } }
 // WithTack sets the ASPSM/ASPTM retransmission timer T(ack).
 func WithTack(d time.Duration) Option { return func(e *Endpoint) { e.tack = d } }
 
-// WithHeartbeat enables BEAT every interval; no BEAT ACK within timeout
-// (default 2 x interval, RFC 4666 §4.3.4.6) restarts the association.
+// WithHeartbeat sets the liveness check (RFC 4666 §4.3.4.6): a BEAT every
+// interval, and a peer from which nothing at all (BEAT ACK or any other
+// message) has arrived for timeout is declared dead and its association
+// aborted. timeout 0 is 2 x interval; interval 0 turns the
+// heartbeat off (the SCTP path failure then is the only liveness check). On
+// by default: DefaultBeatInterval, DefaultBeatTimeout.
 func WithHeartbeat(interval, timeout time.Duration) Option {
 	return func(e *Endpoint) {
 		e.beatInterval = interval

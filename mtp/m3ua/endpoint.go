@@ -56,6 +56,7 @@ var (
 func New(cfg Config, opts ...Option) (*Endpoint, error) {
 	e := &Endpoint{
 		cfg: cfg, clock: realClock{}, tack: DefaultTack,
+		beatInterval: DefaultBeatInterval, beatTimeout: DefaultBeatTimeout,
 		backoffMin: DefaultBackoffMin, backoffMax: DefaultBackoffMax,
 		reroute: mtp.DefaultRerouteDelay, indQueue: DefaultQueue, evQueue: DefaultEventsQueue,
 		log: zerolog.Nop(), byName: map[string]*Association{}, sessions: map[*session]struct{}{},
@@ -120,7 +121,10 @@ func (e *Endpoint) Start(ctx context.Context) error {
 	}
 	topts := append([]transport.Option{transport.WithResolveHook(func(k transport.Kind, why string) {
 		e.log.Info().Str("transport", k.String()).Str("why", why).Msg("m3ua transport chosen")
-	})}, e.topts...)
+	}),
+		// Only configured peers' addresses get as far as SCTP (issue 14).
+		transport.WithAcceptFilter(func(r netip.AddrPort) bool { return len(e.candidates(r.Addr())) > 0 }),
+	}, e.topts...)
 	if e.cfg.Listen.IsValid() {
 		ln, err := transport.Listen(e.cfg.Transport, e.cfg.Listen, topts...)
 		if err != nil {

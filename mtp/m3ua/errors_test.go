@@ -1,6 +1,7 @@
 package m3ua
 
 import (
+	"context"
 	"encoding/binary"
 	"net/netip"
 	"testing"
@@ -115,18 +116,21 @@ func TestMalformedGetERRAndAssociationStays(t *testing.T) {
 	}
 }
 
-// TestUnknownPeersRefused: an association from an address with no
-// configured peer gets ERR 0x1A, an unknown ASP identifier 0x0F, a missing
-// one 0x0E and an unknown routing context 0x19; each is counted and the
-// first three associations are closed.
+// TestUnknownPeersRefused: an address with no configured peer gets no
+// association at all (its INIT is dropped by the listener's accept
+// filter); an unknown ASP identifier gets ERR 0x0F, a missing one 0x0E and
+// an unknown routing context 0x19; each is counted and the first two
+// associations are closed.
 func TestUnknownPeersRefused(t *testing.T) {
 	sg := openSG(t, Peer{Name: "asp1", From: netip.MustParseAddr("127.0.0.1"), ASPID: 7, HasASPID: true, RoutingContexts: []uint32{100}})
 
-	stranger := dialRaw(t, sg.Addr(), transport.WithLocalAddr(netip.MustParseAddrPort("127.0.0.2:0")))
-	if got := errCode(t, stranger.next(classMGMT, 0)); got != ErrNoConfiguredAS {
-		t.Fatalf("unknown address: ERR 0x%02x", got)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	stranger, err := transport.Dial(ctx, transport.KindUDP, sg.Addr(), transport.WithLocalAddr(netip.MustParseAddrPort("127.0.0.2:0")))
+	cancel()
+	if err == nil {
+		_ = stranger.Close()
+		t.Fatal("an association from an unconfigured address was set up")
 	}
-	stranger.closed()
 
 	for _, c := range []struct {
 		up   []byte
@@ -150,8 +154,8 @@ func TestUnknownPeersRefused(t *testing.T) {
 	if got := errCode(t, p.next(classMGMT, 0)); got != ErrInvalidRC {
 		t.Fatalf("unknown RC: ERR 0x%02x", got)
 	}
-	if n := sg.Stats().RefusedPeers.Load(); n != 4 {
-		t.Fatalf("refused %d, want 4", n)
+	if n := sg.Stats().RefusedPeers.Load(); n != 3 {
+		t.Fatalf("refused %d, want 3", n)
 	}
 }
 
@@ -215,7 +219,7 @@ func TestBeatTimeoutRestartsAssociation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := newRawPeer(t, c)
+	p := newRawPeer(t, c).quiet()
 	p.next(classASPSM, 1)
 	p.send(marshal(messages.NewAspUpAck(nil, nil)), 0)
 	p.next(classASPTM, 1)

@@ -1,6 +1,8 @@
 package m3ua
 
 import (
+	"slices"
+
 	"github.com/isupgw/isupgw/mtp"
 	"github.com/isupgw/isupgw/mtp/transport"
 	"github.com/wmnsk/go-m3ua/messages"
@@ -12,6 +14,7 @@ import (
 // answer to an ERR) and the association stays up.
 func (s *session) handle(b []byte, stream uint16, ppid uint32) {
 	st := &s.e.stats
+	s.rx.Add(1)
 	st.BytesIn.Add(uint64(len(b)))
 	if ppid != transport.PPIDM3UA {
 		st.WrongPPID.Add(1)
@@ -63,7 +66,7 @@ func (s *session) handle(b []byte, stream uint16, ppid uint32) {
 	case *messages.Heartbeat:
 		_ = s.write(marshal(messages.NewHeartbeatAck(m.HeartbeatData)), stream)
 	case *messages.HeartbeatAck:
-		s.handleBeatAck(m)
+		// Nothing more to do: receiving it (any message) is the sign of life.
 	case *messages.AspActive:
 		s.handleAspActive(b, m)
 	case *messages.AspActiveAck:
@@ -86,14 +89,21 @@ func (s *session) sendErrFor(orig []byte, code ErrorCode) {
 	s.sendErr(code, orig)
 }
 
-func (s *session) sendErr(code ErrorCode, orig []byte) {
+// sendErrRC is sendErrFor with the routing contexts the ERR is about
+// (RFC 4666 §3.8.1: "Invalid Routing Context" MUST carry the invalid ones).
+func (s *session) sendErrRC(orig []byte, code ErrorCode, rc *params.Param) {
+	if len(orig) >= 4 && orig[2] == classMGMT && orig[3] == messages.MsgTypeError {
+		return
+	}
+	s.sendErrWith(code, orig, rc)
+}
+
+func (s *session) sendErr(code ErrorCode, orig []byte) { s.sendErrWith(code, orig, nil) }
+
+func (s *session) sendErrWith(code ErrorCode, orig []byte, rc *params.Param) {
 	var diag *params.Param
 	if len(orig) > 0 {
 		diag = params.NewDiagnosticInformation(append([]byte(nil), orig[:min(len(orig), 40)]...))
-	}
-	var rc *params.Param
-	if code == ErrInvalidRC || code == ErrNoConfiguredAS {
-		rc = nil // the RC in question was not ours to echo
 	}
 	if s.write(marshal(messages.NewError(params.NewErrorCode(uint32(code)), rc, nil, nil, diag)), 0) == nil {
 		s.e.stats.errSent[code].Add(1)
@@ -180,9 +190,9 @@ func (s *session) deliverData(a *Association, b []byte) {
 		s.sendErrFor(b, ErrInvalidNA)
 		return
 	}
-	if d.HasRC && !a.knowsRC(d.RC) {
+	if d.HasRC && !s.acceptsRC(a, d.RC) {
 		s.e.stats.Malformed.Add(1)
-		s.sendErrFor(b, ErrInvalidRC)
+		s.sendErrRC(b, ErrInvalidRC, params.NewRoutingContext(d.RC))
 		return
 	}
 	s.e.stats.DataIn.Add(1)
@@ -194,16 +204,24 @@ func (s *session) deliverData(a *Association, b []byte) {
 	}
 }
 
+// knowsRC reports whether rc is one of the peer's configured routing contexts.
 func (a *Association) knowsRC(rc uint32) bool {
-	if len(a.cfg.RoutingContexts) == 0 {
-		return true // none configured: RC is not checked
+	return slices.Contains(a.cfg.RoutingContexts, rc)
+}
+
+// acceptsRC checks the routing context of received DATA. RFC 4666 §3.8.1: a
+// message with an invalid (unconfigured) routing context gets ERR "Invalid
+// Routing Context". With none configured (a single AS, RC optional in DATA,
+// §3.3.1) DATA without RC is fine, and an RC is valid only if the peer named
+// it for this association in its ASP Active Ack; any other is unconfigured,
+// not unchecked.
+func (s *session) acceptsRC(a *Association, rc uint32) bool {
+	if len(a.cfg.RoutingContexts) > 0 {
+		return a.knowsRC(rc)
 	}
-	for _, r := range a.cfg.RoutingContexts {
-		if r == rc {
-			return true
-		}
-	}
-	return false
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Contains(s.ackRCs, rc)
 }
 
 func (s *session) handleError(m *messages.Error) {
@@ -243,8 +261,17 @@ func (s *session) handleNotify(m *messages.Notify) {
 func (s *session) handleAck(b []byte, p pending) {
 	s.mu.Lock()
 	if !s.active || !s.ackedLocked(p) {
+		retry := s.unsolicitedAckLocked(p)
 		s.mu.Unlock()
-		s.e.stats.Unexpected.Add(1)
+		if retry == nil {
+			s.e.stats.Unexpected.Add(1)
+			return
+		}
+		s.e.stats.UnsolicitedAcks.Add(1)
+		s.emitState(retry.ev)
+		if retry.p != pendNone {
+			s.request(retry.p, retry.msg)
+		}
 		return
 	}
 	var ev *mtp.PeerState
@@ -252,9 +279,12 @@ func (s *session) handleAck(b []byte, p pending) {
 	switch p {
 	case pendUp:
 		s.local = StateInactive
-		next = pendActive
+		if s.goal == StateActive {
+			next = pendActive
+		}
 	case pendActive:
 		s.local = StateActive
+		s.learnAckRCsLocked(b)
 	case pendInactive:
 		s.local = StateInactive
 	case pendDown:
@@ -271,6 +301,55 @@ func (s *session) handleAck(b []byte, p pending) {
 		s.releaseEarly()
 		s.audit()
 	}
+}
+
+// learnAckRCsLocked keeps the routing contexts an ASP Active Ack named, the ones
+// the peer will put in DATA when we configured none.
+func (s *session) learnAckRCsLocked(b []byte) {
+	if m, err := messages.ParseAspActiveAck(b); err == nil && m.RoutingContext != nil {
+		if rcs, ok := u32s(m.RoutingContext); ok && len(rcs) <= 64 {
+			s.ackRCs = rcs
+		}
+	}
+}
+
+// comeback is what an unsolicited ack leads to: the state to report and the
+// request that starts the way back.
+type comeback struct {
+	ev  *mtp.PeerState
+	p   pending
+	msg []byte
+}
+
+// unsolicitedAckLocked applies an ASP Down Ack or ASP Inactive Ack the ASP did
+// not ask for: the SGP has taken it down (or inactive). RFC 4666 §4.3.4.2 and
+// §4.3.4.4: the ASP considers itself ASP-DOWN (ASP-INACTIVE), so it stops
+// sending DATA at once, and initiates the procedures to return to its previous
+// state. nil: not an ack this rule covers (counted as unexpected).
+func (s *session) unsolicitedAckLocked(p pending) *comeback {
+	if !s.active || s.ended {
+		return nil
+	}
+	closing := s.e.ctx.Err() != nil // a graceful stop is under way: no way back
+	switch {
+	case p == pendDown && s.local != StateDown:
+		prev := s.local
+		s.local = StateDown
+		c := &comeback{ev: s.updateTrafficLocked("unsolicited ASP Down Ack")}
+		if !closing {
+			s.goal = prev
+			c.p, c.msg = pendUp, s.aspUp()
+		}
+		return c
+	case p == pendInactive && s.local == StateActive:
+		s.local = StateInactive
+		c := &comeback{ev: s.updateTrafficLocked("unsolicited ASP Inactive Ack")}
+		if !closing {
+			c.p, c.msg = pendActive, s.aspActive()
+		}
+		return c
+	}
+	return nil
 }
 
 // audit sends DAUD for the peer's destinations once active (RFC 4666

@@ -6,11 +6,13 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/isupgw/isupgw/mtp"
 	"github.com/isupgw/isupgw/mtp/transport"
+	"github.com/wmnsk/go-m3ua/messages"
 )
 
 const waitLimit = 20 * time.Second // generous bound for event-driven waits
@@ -254,7 +256,13 @@ type rawPeer struct {
 	t    *testing.T
 	c    transport.Conn
 	msgs chan rawMsg
+	// silent: BEATs are not answered (by default they are, as a live peer
+	// does, so that the endpoint's heartbeat keeps the association up).
+	silent atomic.Bool
 }
+
+// quiet stops the automatic BEAT ACKs (tests of the heartbeat itself).
+func (p *rawPeer) quiet() *rawPeer { p.silent.Store(true); return p }
 
 type rawMsg struct {
 	b      []byte
@@ -271,7 +279,13 @@ func newRawPeer(t *testing.T, c transport.Conn) *rawPeer {
 			if err != nil {
 				return
 			}
-			p.msgs <- rawMsg{append([]byte(nil), buf[:n]...), st}
+			b := append([]byte(nil), buf[:n]...)
+			if n >= 4 && b[2] == classASPSM && b[3] == messages.MsgTypeHeartbeat && !p.silent.Load() {
+				if m, err := messages.ParseHeartbeat(b); err == nil {
+					_ = c.WriteMsg(marshal(messages.NewHeartbeatAck(m.HeartbeatData)), st, transport.PPIDM3UA)
+				}
+			}
+			p.msgs <- rawMsg{b, st}
 		}
 	}()
 	t.Cleanup(func() { _ = c.Close() })

@@ -53,13 +53,21 @@ type session struct {
 	trafficOK atomic.Bool // we may send DATA
 	dataOK    atomic.Bool // we accept DATA (the peer, or we, are ACTIVE in the role that carries it)
 	wasActive atomic.Bool
+	rx        atomic.Uint64 // messages received: a sign of life for the heartbeat
 
-	mu        sync.Mutex
-	local     State // our state toward the peer (active role)
+	mu    sync.Mutex
+	local State // our state toward the peer (active role)
+	// goal is where the active role heads after ASP Up Ack: ACTIVE, or
+	// INACTIVE when an unsolicited ASP Down Ack took down an inactive ASP.
+	goal      State
 	remote    State // the peer's state (passive role)
 	remoteRCs []uint32
-	reported  State
-	pend      pending
+	ackRCs    []uint32 // RCs named by the peer's ASP Active Ack (active role)
+	// upID is the ASP Identifier of the peer's ASP Up (passive role).
+	upID     uint32
+	hasUpID  bool
+	reported State
+	pend     pending
 	// early holds DATA that arrived while our ASP Active awaited its Ack: the
 	// peer sent it after its Ack, but on another stream, so it may overtake
 	// the Ack. It is delivered, in order, once the Ack is in (nil: not holding).
@@ -68,16 +76,16 @@ type session struct {
 	pendDone  chan struct{}
 	tackTimer Timer
 	beatTimer Timer
-	beatWait  Timer
 	beatSeq   uint32
-	beatOut   bool
+	rxSeen    uint64    // rx at the last heartbeat tick
+	heard     time.Time // when the peer was last heard from (to a tick)
 	ended     bool
 	done      chan struct{}
 	endOnce   sync.Once
 }
 
 func newSession(e *Endpoint, c transport.Conn, dialed bool) *session {
-	s := &session{e: e, conn: c, dialed: dialed, streams: c.OutboundStreams(), done: make(chan struct{})}
+	s := &session{e: e, conn: c, dialed: dialed, streams: c.OutboundStreams(), goal: StateActive, done: make(chan struct{})}
 	switch e.cfg.Role {
 	case RoleASP:
 		s.active = true
@@ -228,12 +236,12 @@ func (s *session) end(reason string) {
 }
 
 func (s *session) stopTimersLocked() {
-	for _, t := range []Timer{s.tackTimer, s.beatTimer, s.beatWait} {
+	for _, t := range []Timer{s.tackTimer, s.beatTimer} {
 		if t != nil {
 			t.Stop()
 		}
 	}
-	s.tackTimer, s.beatTimer, s.beatWait = nil, nil, nil
+	s.tackTimer, s.beatTimer = nil, nil
 }
 
 // stop ends the association gracefully: ASP Inactive and ASP Down where we

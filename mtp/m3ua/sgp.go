@@ -62,11 +62,21 @@ func (s *session) handleAspUp(b []byte, m *messages.AspUp) {
 		return
 	}
 	a := s.peer.Load()
-	if a.cur.Load() != s {
-		a.attach(s)
+	s.mu.Lock()
+	s.upID, s.hasUpID = id, hasID
+	s.mu.Unlock()
+	if !s.takeSlot(a, id, hasID) {
+		s.e.stats.RefusedTakeovers.Add(1)
+		s.e.stats.RefusedPeers.Add(1)
+		s.e.log.Warn().Str("peer", a.cfg.Name).Stringer("from", s.conn.RemoteAddr()).
+			Msg("m3ua: ASP Up on a second association refused: the current one is alive")
+		s.sendErrFor(b, ErrRefusedMgmtBlocking)
+		go s.refuseEnd("ASP Up refused: association in use")
+		return
 	}
 	s.mu.Lock()
-	s.remote = StateInactive // also an ASP Up while active: the ASP restarted
+	wasActive := s.remote == StateActive
+	s.remote = StateInactive
 	ev := s.updateTrafficLocked("ASP Up")
 	s.mu.Unlock()
 	var aspID *params.Param
@@ -74,6 +84,11 @@ func (s *session) handleAspUp(b []byte, m *messages.AspUp) {
 		aspID = params.NewAspIdentifier(id)
 	}
 	_ = s.write(marshal(messages.NewAspUpAck(aspID, nil)), 0)
+	if wasActive {
+		// RFC 4666 §4.3.4.1: an ASP Up from an ASP we hold ASP-ACTIVE gets the
+		// ASP Up Ack and an ERR "Unexpected Message"; the ASP is now inactive.
+		s.unexpected(b)
+	}
 	_ = s.write(s.notify(statusASChange, asInactive, aspID, s.rcParam()), 0)
 	s.emitState(ev)
 	// A double-exchange IPSP that was waiting to know its peer starts its
@@ -84,6 +99,46 @@ func (s *session) handleAspUp(b []byte, m *messages.AspUp) {
 	if startOwn {
 		s.request(pendUp, s.aspUp())
 	}
+}
+
+// takeSlot makes s the peer's current association unless another one is
+// alive and not being restarted by this ASP (see restartedBy). Two newcomers
+// at once: one wins the swap, the other then sees it alive.
+func (s *session) takeSlot(a *Association, id uint32, hasID bool) bool {
+	for range 3 {
+		cur := a.cur.Load()
+		if cur == s {
+			return true
+		}
+		if cur != nil && !cur.restartedBy(id, hasID) {
+			return false
+		}
+		if a.cur.CompareAndSwap(cur, s) {
+			if cur != nil {
+				s.e.log.Info().Str("peer", a.cfg.Name).Uint32("asp_id", id).Msg("m3ua: ASP restarted on a new association")
+				cur.end("replaced by a new association")
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// restartedBy says whether an ASP Up with this identifier, on another
+// association, is the ASP of s restarting, so the new association may replace
+// s although s has not failed. A live association is never handed to a
+// newcomer otherwise (it may be a stale or forged process at the peer's
+// address); a dead one has already been ended by the liveness rules (BEAT
+// timeout, SCTP failure) and is no longer current. Only an ASP Identifier
+// (RFC 4666 §3.5.1: unique among the ASPs of the AS) can say "same ASP": s
+// must have sent it too.
+func (s *session) restartedBy(id uint32, hasID bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return true
+	}
+	return hasID && s.hasUpID && s.upID == id
 }
 
 // refuseEnd closes a refused association after the ERR had time to leave.
@@ -139,9 +194,9 @@ func (s *session) handleAspActive(b []byte, m *messages.AspActive) {
 			return
 		}
 		for _, rc := range rcs {
-			if len(a.cfg.RoutingContexts) == 0 || !a.knowsRC(rc) {
+			if !a.knowsRC(rc) {
 				s.e.stats.RefusedPeers.Add(1)
-				s.sendErrFor(b, ErrInvalidRC)
+				s.sendErrRC(b, ErrInvalidRC, m.RoutingContext)
 				return
 			}
 		}

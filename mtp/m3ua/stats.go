@@ -15,7 +15,9 @@ type Stats struct {
 	Malformed         atomic.Uint64 // messages that failed to decode
 	Unexpected        atomic.Uint64 // valid messages not allowed in the current state
 	RefusedPeers      atomic.Uint64 // associations refused: unknown address, ASP Id or RC
+	RefusedTakeovers  atomic.Uint64 // ASP Up on a second association while the current one lives
 	TackRetransmits   atomic.Uint64 // ASP Up / Active / Inactive / Down resent after T(ack)
+	UnsolicitedAcks   atomic.Uint64 // ASP Down / Inactive Ack we did not ask for: the peer took us down
 	BeatTimeouts      atomic.Uint64 // heartbeat not answered in time
 	Reconnects        atomic.Uint64 // associations dialled again after a loss
 	StateChanges      atomic.Uint64 // ASP state transitions
@@ -93,8 +95,8 @@ func (s *Stats) Snapshot() map[string]uint64 {
 		}
 	}
 	for name, v := range map[string]*atomic.Uint64{
-		"malformed": &s.Malformed, "unexpected": &s.Unexpected, "refused_peers": &s.RefusedPeers,
-		"tack_retransmits": &s.TackRetransmits, "beat_timeouts": &s.BeatTimeouts,
+		"malformed": &s.Malformed, "unexpected": &s.Unexpected, "refused_peers": &s.RefusedPeers, "refused_takeovers": &s.RefusedTakeovers,
+		"tack_retransmits": &s.TackRetransmits, "unsolicited_acks": &s.UnsolicitedAcks, "beat_timeouts": &s.BeatTimeouts,
 		"reconnects": &s.Reconnects, "state_changes": &s.StateChanges, "no_route": &s.NoRoute,
 		"wrong_ppid": &s.WrongPPID, "data_in": &s.DataIn, "data_out": &s.DataOut,
 		"bytes_in": &s.BytesIn, "bytes_out": &s.BytesOut, "capture_errors": &s.CaptureErrors,

@@ -17,4 +17,12 @@
 // server, refuses an INIT that lists addresses. The wire adapter in this
 // package (wire.go) rewrites ports and checksums in both directions and strips
 // address parameters, so pion talks to Linux, usrsctp and osmo-stp peers.
+//
+// The udp and raw listeners keep no state for a peer until it echoes a
+// valid State Cookie (RFC 9260 §5.1; gate.go, cookie.go): they check the
+// accept filter, then the CRC32c, answer INIT with an INIT ACK whose
+// cookie is signed with HMAC-SHA256, and only for a COOKIE ECHO that
+// verifies (and is fresh) start a pion association, already established,
+// through pion's out-of-band start (SNAP). Every drop is counted
+// (ListenerStats) and associations are bounded in all and per address.
 package transport

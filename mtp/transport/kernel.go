@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"sync"
 	"syscall"
+	"unsafe"
 
 	"github.com/ishidawataru/sctp"
 )
@@ -129,7 +130,41 @@ func newKernelConn(c *sctp.SCTPConn, o *options) (Conn, error) {
 	if st, err := c.GetStatus(); err == nil && st.Ostreams > 0 && st.Ostreams < streams {
 		streams = st.Ostreams
 	}
+	if err := setPathFailure(c, o); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
 	return &kernelConn{c: c, streams: streams}, nil
+}
+
+// setPathFailure applies WithPathFailure to the association (Linux
+// struct sctp_assocparams and struct sctp_rtoinfo; zero fields keep the
+// current value).
+func setPathFailure(c *sctp.SCTPConn, o *options) error {
+	if o.maxRetrans > 0 {
+		p := struct {
+			assocID                  int32
+			maxRetrans, destinations uint16
+			peerRwnd, localRwnd      uint32
+			cookieLife               uint32
+		}{maxRetrans: uint16(min(o.maxRetrans, 0xffff))}
+		if _, _, err := c.Setsockopt(sctp.SCTP_ASSOCINFO, uintptr(unsafe.Pointer(&p)), unsafe.Sizeof(p)); err != nil {
+			return fmt.Errorf("SCTP_ASSOCINFO: %w", err)
+		}
+	}
+	if ms := o.rtoMax.Milliseconds(); ms > 0 {
+		r := struct {
+			assocID              int32
+			initial, max, minRTO uint32
+		}{max: uint32(ms)}
+		if ms < 1000 { // RTO.Min (default 1 s) must not exceed RTO.Max
+			r.minRTO = uint32(ms)
+		}
+		if _, _, err := c.Setsockopt(sctp.SCTP_RTOINFO, uintptr(unsafe.Pointer(&r)), unsafe.Sizeof(r)); err != nil {
+			return fmt.Errorf("SCTP_RTOINFO: %w", err)
+		}
+	}
+	return nil
 }
 
 func (k *kernelConn) ReadMsg(b []byte) (int, uint16, uint32, error) {

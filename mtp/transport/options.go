@@ -31,6 +31,12 @@ type options struct {
 	logger        logging.LoggerFactory
 	onResolve     func(Kind, string)
 	accept        func(remote netip.AddrPort) bool
+
+	maxAssocs, maxAssocsPerAddr int
+	cookieLife                  time.Duration
+	now                         func() time.Time // tests age cookies with it
+	maxRetrans                  int              // RFC 9260 Association.Max.Retrans (0: the stack's default)
+	rtoMax                      time.Duration    // RFC 9260 RTO.Max (0: the stack's default)
 }
 
 func buildOptions(opts []Option) *options {
@@ -40,6 +46,11 @@ func buildOptions(opts []Option) *options {
 		maxMessage:   DefaultMaxMessage,
 		maxBuffered:  DefaultMaxBuffered,
 		logger:       quietLogger{},
+
+		maxAssocs:        DefaultMaxAssociations,
+		maxAssocsPerAddr: DefaultMaxAssociationsPerAddr,
+		cookieLife:       DefaultCookieLife,
+		now:              time.Now,
 	}
 	for _, f := range opts {
 		f(o)
@@ -78,10 +89,42 @@ func WithLoggerFactory(f logging.LoggerFactory) Option { return func(o *options)
 // WithResolveHook is told which transport KindAuto chose and why.
 func WithResolveHook(f func(k Kind, why string)) Option { return func(o *options) { o.onResolve = f } }
 
-// WithAcceptFilter lets a listener drop associations from unwanted addresses
-// before any SCTP state is built for them (the INIT is silently dropped).
+// WithAcceptFilter lets a listener drop packets from unwanted addresses
+// before anything else is done with them, even the checksum (udp: the UDP
+// source; raw: the IP address and SCTP port). They are dropped silently
+// and counted in ListenerStats.UnknownAddress.
 func WithAcceptFilter(f func(remote netip.AddrPort) bool) Option {
 	return func(o *options) { o.accept = f }
+}
+
+// WithAssociationLimits bounds a listener's associations (udp, raw): in
+// all, and from one peer IP address. A verified COOKIE ECHO beyond them is
+// refused with ABORT (RFC 9260 §5.1) and counted in ListenerStats.OverLimit.
+// Zero keeps a default.
+func WithAssociationLimits(total, perAddr int) Option {
+	return func(o *options) {
+		if total > 0 {
+			o.maxAssocs = total
+		}
+		if perAddr > 0 {
+			o.maxAssocsPerAddr = perAddr
+		}
+	}
+}
+
+// withClock ages State Cookies by now (tests).
+func withClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithPathFailure bounds how long an unanswered association lives (RFC 9260
+// §8.1 and §15): after maxRetrans consecutive retransmissions without an
+// acknowledgement (Association.Max.Retrans) the association is declared
+// down, and no retransmission timeout grows beyond rtoMax (RTO.Max). Zero
+// keeps the stack's default. Kernel SCTP applies both (SCTP_ASSOCINFO,
+// SCTP_RTOINFO). pion/sctp v1.12 applies RTO.Max only: it retransmits DATA
+// without limit, so over udp and raw an association is declared down by
+// M3UA's heartbeat (BEAT) instead.
+func WithPathFailure(maxRetrans int, rtoMax time.Duration) Option {
+	return func(o *options) { o.maxRetrans, o.rtoMax = maxRetrans, rtoMax }
 }
 
 // quietLogger silences pion, which logs every unparsable packet at Warn.
@@ -108,7 +151,3 @@ func (nopLogger) Errorf(string, ...any) {}
 // small bundled packets; a smaller queue dropped packets under load and
 // left recovery to 1 s retransmission timeouts.
 const peerQueue = 16384
-
-// handshakeTimeout bounds an accepted association's handshake, so INITs
-// that are never followed by COOKIE ECHO do not hold queues forever.
-const handshakeTimeout = 10 * time.Second

@@ -56,7 +56,7 @@ type inbound struct {
 const inboundQueue = 256
 
 var pionOptions = func(o *options, wire *pionWire, name string) []sctp.AssociationOption {
-	return []sctp.AssociationOption{
+	opts := []sctp.AssociationOption{
 		sctp.WithNetConn(wire),
 		sctp.WithName(name),
 		sctp.WithLoggerFactory(o.logger),
@@ -64,52 +64,49 @@ var pionOptions = func(o *options, wire *pionWire, name string) []sctp.Associati
 		sctp.WithMaxReceiveBufferSize(uint32(o.socketBuffer)),
 		sctp.WithMaxMessageSize(o.maxMessage),
 	}
-}
-
-// newPionConn runs the SCTP handshake on wire as client or server.
-// acceptContext bounds an accepted association's handshake: it ends after
-// handshakeTimeout, or when the listener or the peer's path closes.
-func acceptContext(listener, path <-chan struct{}) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
-	go func() {
-		select {
-		case <-listener:
-		case <-path:
-		}
-		cancel()
-	}()
-	return ctx
-}
-
-func newPionConn(ctx context.Context, kind Kind, wire *pionWire, client bool, o *options) (*pionConn, error) {
-	aopts := pionOptions(o, wire, kind.String())
-	var (
-		a   *sctp.Association
-		err error
-	)
-	if client {
-		copts := make([]sctp.ClientOption, len(aopts))
-		for i, x := range aopts {
-			copts[i] = x
-		}
-		a, err = sctp.ClientContext(ctx, copts...)
-	} else {
-		// pion's server handshake takes no context: close the wire to stop it.
-		stop := context.AfterFunc(ctx, func() { _ = wire.Close() })
-		sopts := make([]sctp.ServerOption, len(aopts))
-		for i, x := range aopts {
-			sopts[i] = x
-		}
-		a, err = sctp.ServerWithOptions(sopts...)
-		if !stop() && err == nil {
-			_ = a.Close()
-			err = ctx.Err()
-		}
+	if o.rtoMax > 0 {
+		opts = append(opts, sctp.WithRTOMax(float64(o.rtoMax.Milliseconds())))
 	}
+	return opts
+}
+
+// newPionConn runs the SCTP handshake on wire as the client (Dial).
+func newPionConn(ctx context.Context, kind Kind, wire *pionWire, o *options) (*pionConn, error) {
+	aopts := pionOptions(o, wire, kind.String())
+	copts := make([]sctp.ClientOption, len(aopts))
+	for i, x := range aopts {
+		copts[i] = x
+	}
+	a, err := sctp.ClientContext(ctx, copts...)
 	if err != nil {
 		_ = wire.Close()
 		return nil, err
 	}
+	return wrapAssociation(kind, a, wire, o), nil
+}
+
+// acceptedPionConn builds the association a verified State Cookie
+// describes, already established: pion's out-of-band start (SNAP) takes
+// the two INITs, so pion never runs a server handshake of its own and
+// holds no state for peers that have not echoed a valid cookie.
+func acceptedPionConn(kind Kind, wire *pionWire, o *options, st *cookieState) (*pionConn, error) {
+	local, remote := snapTokens(st, uint32(o.socketBuffer), o.streams)
+	wire.peerMIS.Store(uint32(st.peerMIS()))
+	wire.tags.set(st.localTag, st.peerTag)
+	aopts := append(pionOptions(o, wire, kind.String()), sctp.WithSNAP(local, remote))
+	copts := make([]sctp.ClientOption, len(aopts))
+	for i, x := range aopts {
+		copts[i] = x
+	}
+	a, err := sctp.ClientContext(context.Background(), copts...)
+	if err != nil {
+		_ = wire.Close()
+		return nil, err
+	}
+	return wrapAssociation(kind, a, wire, o), nil
+}
+
+func wrapAssociation(kind Kind, a *sctp.Association, wire *pionWire, o *options) *pionConn {
 	c := &pionConn{
 		kind: kind, assoc: a, wire: wire,
 		maxBuffered: o.maxBuffered, maxMessage: int(o.maxMessage),
@@ -122,7 +119,7 @@ func newPionConn(ctx context.Context, kind Kind, wire *pionWire, client bool, o 
 	}
 	c.bufs.New = func() any { b := make([]byte, 2048); return &b }
 	go c.acceptLoop()
-	return c, nil
+	return c
 }
 
 func (c *pionConn) acceptLoop() {

@@ -18,7 +18,8 @@ type packetPath interface {
 
 // pionWire is the net.Conn pion/sctp runs on. It translates between pion's
 // fixed port 5000 and the association's real SCTP ports, strips INIT address
-// parameters pion would refuse, and learns the peer's inbound stream limit.
+// parameters pion would refuse, learns the peer's inbound stream limit, and
+// drops packets with a wrong verification tag (vtag.go).
 type pionWire struct {
 	path                packetPath
 	localPort, peerPort uint16
@@ -27,6 +28,8 @@ type pionWire struct {
 
 	peerMIS atomic.Uint32 // peer's inbound streams from its INIT or INIT ACK
 	badCRC  atomic.Uint64 // packets dropped for a wrong CRC32c
+	badTag  atomic.Uint64 // packets dropped for a wrong verification tag
+	tags    tagCheck
 
 	wmu  sync.Mutex
 	wbuf []byte
@@ -51,6 +54,10 @@ func (w *pionWire) Read(b []byte) (int, error) {
 			w.badCRC.Add(1)
 			continue
 		}
+		if !w.tags.inbound(p) {
+			w.badTag.Add(1)
+			continue
+		}
 		if _, mis, ok := initStreams(p); ok {
 			w.peerMIS.Store(uint32(mis))
 			if p, err = stripInitAddresses(p); err != nil {
@@ -69,6 +76,7 @@ func (w *pionWire) Write(b []byte) (int, error) {
 	w.wmu.Lock()
 	defer w.wmu.Unlock()
 	p := append(w.wbuf[:0], b...)
+	w.tags.outbound(p)
 	setInitStreams(p, w.streams, w.streams)
 	setPorts(p, w.localPort, w.peerPort)
 	if err := w.path.writePacket(p); err != nil {

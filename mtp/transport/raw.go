@@ -97,27 +97,24 @@ func (m *rawMux) dispatch(pkt []byte, from netip.Addr) {
 	src, dst := packetPorts(pkt)
 	key := rawKey{remote: from, remotePort: src, localPort: dst}
 	m.mu.Lock()
-	if p, ok := m.paths[key]; ok {
-		m.mu.Unlock()
-		p.push(pkt)
-		return
-	}
+	p, ok := m.paths[key]
 	l := m.listeners[dst]
 	owned := m.owned[dst]
-	if l != nil && firstChunkType(pkt) == chunkInit && checksumOK(pkt) &&
-		(l.o.accept == nil || l.o.accept(netip.AddrPortFrom(from, src))) {
-		p := newRawPath(m, key)
-		m.paths[key] = p
-		rawMuxMu.Lock()
-		m.refs++ // the association keeps the socket open after the listener closes
-		rawMuxMu.Unlock()
-		p.onClose = m.release
-		m.mu.Unlock()
-		go l.handshake(p)
-		p.push(pkt)
+	m.mu.Unlock()
+	if ok {
+		p.deliver(pkt)
 		return
 	}
-	m.mu.Unlock()
+	if l != nil {
+		v := l.g.judge(pkt, netip.AddrPortFrom(from, src))
+		if v.reply != nil {
+			_, _ = m.ipc.WriteToIP(v.reply, &net.IPAddr{IP: from.AsSlice()})
+		}
+		if v.est != nil {
+			l.establish(v, pkt, key)
+		}
+		return
+	}
 	// Out of the blue (RFC 9260 §8.4): answer only for ports this process
 	// owns; other ports may belong to another process's raw socket.
 	if owned {
@@ -141,6 +138,7 @@ func reservePort(local netip.AddrPort) (*net.UDPConn, uint16, error) {
 // rawPath is one association's share of the raw socket.
 type rawPath struct {
 	inbox
+	answered
 	m       *rawMux
 	key     rawKey
 	onClose func()
@@ -150,6 +148,19 @@ func newRawPath(m *rawMux, key rawKey) *rawPath {
 	p := &rawPath{m: m, key: key}
 	p.init()
 	return p
+}
+
+// deliver queues a packet for the association, answering a repeated COOKIE
+// ECHO itself.
+func (p *rawPath) deliver(pkt []byte) {
+	if rest, ok := p.again(pkt); ok {
+		_ = p.writePacket(p.ack)
+		if rest != nil {
+			p.push(withHeader(pkt, rest))
+		}
+		return
+	}
+	p.push(pkt)
 }
 
 func (p *rawPath) writePacket(b []byte) error {
@@ -214,7 +225,7 @@ func dialRaw(ctx context.Context, remote netip.AddrPort, o *options) (Conn, erro
 	m.owned[port] = true
 	m.mu.Unlock()
 	wire := newPionWire(p, netip.AddrPortFrom(local.Addr(), port), remote, port, peerPort, o.streams)
-	c, err := newPionConn(ctx, KindRaw, wire, true, o)
+	c, err := newPionConn(ctx, KindRaw, wire, o)
 	if err != nil {
 		return nil, err // newPionConn closed the wire, which released the path
 	}
@@ -225,6 +236,7 @@ func dialRaw(ctx context.Context, remote netip.AddrPort, o *options) (Conn, erro
 type rawListener struct {
 	m       *rawMux
 	o       *options
+	g       *gate
 	addr    netip.AddrPort
 	resv    *net.UDPConn
 	accepts chan Conn
@@ -245,7 +257,7 @@ func listenRaw(local netip.AddrPort, o *options) (Listener, error) {
 		m.release()
 		return nil, err
 	}
-	l := &rawListener{m: m, o: o, addr: netip.AddrPortFrom(local.Addr(), port), resv: resv,
+	l := &rawListener{m: m, o: o, g: newGate(o), addr: netip.AddrPortFrom(local.Addr(), port), resv: resv,
 		accepts: make(chan Conn, 16), done: make(chan struct{})}
 	m.mu.Lock()
 	m.listeners[port] = l
@@ -254,13 +266,42 @@ func listenRaw(local netip.AddrPort, o *options) (Listener, error) {
 	return l, nil
 }
 
-func (l *rawListener) handshake(p *rawPath) {
-	wire := newPionWire(p, l.addr, netip.AddrPortFrom(p.key.remote, p.key.remotePort),
-		l.addr.Port(), p.key.remotePort, l.o.streams)
-	ctx := acceptContext(l.done, p.done)
-	c, err := newPionConn(ctx, KindRaw, wire, false, l.o)
-	if err != nil {
+func (l *rawListener) stats() *ListenerStats { return &l.g.st }
+
+// establish builds the association a verified COOKIE ECHO describes and
+// queues it for Accept.
+func (l *rawListener) establish(v verdict, echo []byte, key rawKey) {
+	m := l.m
+	to := &net.IPAddr{IP: key.remote.AsSlice()}
+	if len(l.accepts) == cap(l.accepts) || !l.g.limit.take(key.remote) {
+		l.g.st.OverLimit.Add(1)
+		_, _ = m.ipc.WriteToIP(outOfResourceAbort(echo, v.est.peerTag), to)
 		return
+	}
+	p := newRawPath(m, key)
+	p.answered = newAnswered(v.est, echo)
+	m.mu.Lock()
+	if m.listeners[key.localPort] != l { // closed meanwhile
+		m.mu.Unlock()
+		l.g.limit.give(key.remote)
+		return
+	}
+	m.paths[key] = p
+	rawMuxMu.Lock()
+	m.refs++ // the association keeps the socket open after the listener closes
+	rawMuxMu.Unlock()
+	p.onClose = func() { l.g.limit.give(key.remote); m.release() }
+	m.mu.Unlock()
+	wire := newPionWire(p, l.addr, netip.AddrPortFrom(key.remote, key.remotePort),
+		l.addr.Port(), key.remotePort, l.o.streams)
+	c, err := acceptedPionConn(KindRaw, wire, l.o, v.est)
+	if err != nil {
+		return // closing the wire released the path
+	}
+	l.g.st.Established.Add(1)
+	_ = p.writePacket(p.ack)
+	if v.rest != nil {
+		p.push(withHeader(echo, v.rest))
 	}
 	select {
 	case <-l.done:

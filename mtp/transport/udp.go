@@ -29,7 +29,7 @@ func dialUDP(ctx context.Context, remote netip.AddrPort, o *options) (Conn, erro
 	lp, pp := pick(o.sctpLocalPort, local.Port()), pick(o.sctpPeerPort, remote.Port())
 	wire := newPionWire(udpDialPath{uc}, netip.AddrPortFrom(local.Addr(), lp),
 		netip.AddrPortFrom(remote.Addr(), pp), lp, pp, o.streams)
-	return newPionConn(ctx, KindUDP, wire, true, o)
+	return newPionConn(ctx, KindUDP, wire, o)
 }
 
 func pick(v, def uint16) uint16 {
@@ -52,6 +52,7 @@ func setBuffers(c interface {
 type udpListener struct {
 	uc       *net.UDPConn
 	o        *options
+	g        *gate
 	addr     netip.AddrPort
 	sctpPort uint16
 
@@ -75,7 +76,7 @@ func listenUDP(local netip.AddrPort, o *options) (Listener, error) {
 	setBuffers(uc, o.socketBuffer)
 	addr := uc.LocalAddr().(*net.UDPAddr).AddrPort()
 	l := &udpListener{
-		uc: uc, o: o, addr: addr, sctpPort: pick(o.sctpLocalPort, addr.Port()),
+		uc: uc, o: o, g: newGate(o), addr: addr, sctpPort: pick(o.sctpLocalPort, addr.Port()),
 		peers:    map[netip.AddrPort]*udpPeerPath{},
 		accepts:  make(chan Conn, 16),
 		released: make(chan struct{}),
@@ -156,38 +157,56 @@ func (l *udpListener) readLoop() {
 	}
 }
 
+func (l *udpListener) stats() *ListenerStats { return &l.g.st }
+
 func (l *udpListener) dispatch(pkt []byte, from netip.AddrPort) {
 	l.mu.Lock()
 	p, ok := l.peers[from]
-	if !ok {
-		if firstChunkType(pkt) != chunkInit || l.closed ||
-			(l.o.accept != nil && !l.o.accept(from)) {
-			l.mu.Unlock()
-			if firstChunkType(pkt) != chunkInit {
-				if a := ootbAbort(pkt); a != nil {
-					_, _ = l.uc.WriteToUDPAddrPort(a, from)
-				}
-			}
-			return
-		}
-		p = &udpPeerPath{l: l, from: from}
-		p.init()
-		l.peers[from] = p
-		src, _ := packetPorts(pkt)
-		go l.handshake(p, src)
-	}
+	closed := l.closed
 	l.mu.Unlock()
-	p.push(pkt)
+	if ok {
+		p.deliver(pkt)
+		return
+	}
+	if ct := firstChunkType(pkt); closed && (ct == chunkInit || ct == chunkCookieEcho) {
+		return // closed: no new associations
+	}
+	v := l.g.judge(pkt, from)
+	if v.reply != nil {
+		_, _ = l.uc.WriteToUDPAddrPort(v.reply, from)
+	}
+	if v.est != nil {
+		l.establish(v, pkt, from)
+	}
 }
 
-func (l *udpListener) handshake(p *udpPeerPath, peerSCTPPort uint16) {
-	wire := newPionWire(p, netip.AddrPortFrom(l.addr.Addr(), l.sctpPort),
-		netip.AddrPortFrom(p.from.Addr(), peerSCTPPort), l.sctpPort, peerSCTPPort, l.o.streams)
-	ctx := acceptContext(l.done, p.done)
-	c, err := newPionConn(ctx, KindUDP, wire, false, l.o)
-	if err != nil {
-		_ = p.close()
+// establish builds the association a verified COOKIE ECHO describes and
+// queues it for Accept.
+func (l *udpListener) establish(v verdict, echo []byte, from netip.AddrPort) {
+	if len(l.accepts) == cap(l.accepts) || !l.g.limit.take(from.Addr()) {
+		l.g.st.OverLimit.Add(1)
+		_, _ = l.uc.WriteToUDPAddrPort(outOfResourceAbort(echo, v.est.peerTag), from)
 		return
+	}
+	p := &udpPeerPath{l: l, from: from, answered: newAnswered(v.est, echo)}
+	p.init()
+	l.mu.Lock()
+	l.peers[from] = p
+	l.mu.Unlock()
+	// The ports our INIT ACK answered with (the INIT's, swapped), which
+	// the cookie bound: the SCTP port is l.sctpPort unless the peer
+	// addressed another.
+	peerPort, localPort := packetPorts(echo)
+	wire := newPionWire(p, netip.AddrPortFrom(l.addr.Addr(), localPort),
+		netip.AddrPortFrom(from.Addr(), peerPort), localPort, peerPort, l.o.streams)
+	c, err := acceptedPionConn(KindUDP, wire, l.o, v.est)
+	if err != nil {
+		return // closing the wire released the path
+	}
+	l.g.st.Established.Add(1)
+	_ = p.writePacket(p.ack)
+	if v.rest != nil {
+		p.push(withHeader(echo, v.rest))
 	}
 	// Under l.mu so Close either sees c in the queue or we see closed.
 	l.mu.Lock()
@@ -209,6 +228,7 @@ func (l *udpListener) forget(p *udpPeerPath) {
 	l.mu.Lock()
 	if l.peers[p.from] == p {
 		delete(l.peers, p.from)
+		l.g.limit.give(p.from.Addr())
 	}
 	last := l.closed && len(l.peers) == 0
 	l.mu.Unlock()
@@ -220,8 +240,22 @@ func (l *udpListener) forget(p *udpPeerPath) {
 // udpPeerPath is one association's share of the listener socket.
 type udpPeerPath struct {
 	inbox
+	answered
 	l    *udpListener
 	from netip.AddrPort
+}
+
+// deliver queues a packet for the association, answering a repeated COOKIE
+// ECHO itself.
+func (p *udpPeerPath) deliver(pkt []byte) {
+	if rest, ok := p.again(pkt); ok {
+		_ = p.writePacket(p.ack)
+		if rest != nil {
+			p.push(withHeader(pkt, rest))
+		}
+		return
+	}
+	p.push(pkt)
 }
 
 func (p *udpPeerPath) writePacket(b []byte) error {
