@@ -246,3 +246,27 @@ func TestCircuitsPaging(t *testing.T) {
 		t.Fatalf("summary only: %+v", l)
 	}
 }
+
+// A CGBA acknowledging part of the range leaves the wait on until the rest
+// is acknowledged (Q.764 §2.8.3: the missing circuits stay pending).
+func TestMaintainPartialGroupAck(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	out := h.maintain(Maintenance{Op: OpBlock, CIC: 1, Range: 7})
+	m := h.expectSent("CGB:1")[0].(*isup.GroupSupervision)
+	ack := func(bits ...int) {
+		rs := isup.NewRangeAndStatus(7, true)
+		for _, b := range bits {
+			rs.SetBit(b, true)
+		}
+		h.recv(&isup.GroupSupervision{Kind: isup.CGBA, Circuit: isup.Circuit{CIC: 1}, Type: m.Type, RangeAndStatus: rs})
+		h.advance(0)
+	}
+	ack(0, 1, 2, 3)
+	if o := out(); o != nil {
+		t.Fatalf("answered after a partial CGBA: %+v", *o)
+	}
+	ack(4, 5, 6, 7)
+	if o := out(); o == nil || o.Status != StatusOK || o.Ack != isup.CGBA {
+		t.Fatalf("outcome %+v, want OK once every circuit is acknowledged", o)
+	}
+}
