@@ -28,6 +28,8 @@ type Config struct {
 type Option func(*options)
 
 type options struct {
+	mtp        MTP
+	links      func() []LinkStatus
 	m3ua       []m3ua.Option
 	stack      []stack.Option
 	onMTPEvent []func(mtp.Event)
@@ -38,6 +40,22 @@ type options struct {
 // WithM3UAOptions passes options to the M3UA endpoint.
 func WithM3UAOptions(o ...m3ua.Option) Option {
 	return func(g *options) { g.m3ua = append(g.m3ua, o...) }
+}
+
+// MTP is an MTP service beside the M3UA endpoint, such as an mtp/mtp3 node
+// on its own signalling links: the destinations it routes go through it, the
+// others through M3UA.
+type MTP interface {
+	Routes(dpc mtp.PointCode) bool
+	Transfer(m *mtp.Message) error
+	Indications() <-chan mtp.Message
+	Events() <-chan mtp.Event
+}
+
+// WithMTP adds an MTP service beside M3UA; links, when set, reports its
+// signalling links for the status.
+func WithMTP(p MTP, links func() []LinkStatus) Option {
+	return func(g *options) { g.mtp, g.links = p, links }
 }
 
 // WithStackOptions passes options to the ISUP stack.
@@ -89,7 +107,16 @@ func New(cfg Config, sink func(stack.Event), opts ...Option) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := stack.New(cfg.Stack, ep.Transfer, sink, g.opts.stack...)
+	transfer := ep.Transfer
+	if p := g.opts.mtp; p != nil {
+		transfer = func(m *mtp.Message) error {
+			if p.Routes(m.DPC) {
+				return p.Transfer(m)
+			}
+			return ep.Transfer(m)
+		}
+	}
+	st, err := stack.New(cfg.Stack, transfer, sink, g.opts.stack...)
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +166,25 @@ func (g *Gateway) Start(ctx context.Context) error {
 			}
 		}
 	}()
+	if p := g.opts.mtp; p != nil {
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case m := <-p.Indications():
+					if !g.shed(m) {
+						g.Stack.Deliver(m)
+					}
+				case ev := <-p.Events():
+					g.avail.mark(ev) // its pause and resume are the availability of what it routes
+					g.mtpEvent(ev)
+				}
+			}
+		}()
+	}
 	return nil
 }
 
@@ -217,6 +263,22 @@ func newAvailability(cfg Config) *availability {
 		}
 	}
 	return a
+}
+
+// mark records a pause or resume of one point code from an MTP beside M3UA.
+func (a *availability) mark(ev mtp.Event) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch x := ev.(type) {
+	case mtp.Pause:
+		if x.Mask == 0 {
+			a.up[x.PC] = false
+		}
+	case mtp.Resume:
+		if x.Mask == 0 {
+			a.up[x.PC] = true
+		}
+	}
 }
 
 // peerState records an association's state and returns the pause and resume

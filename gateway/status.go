@@ -18,6 +18,25 @@ type Status struct {
 	Circuits     map[string]int      `json:"circuits"`
 	Calls        int                 `json:"calls"`
 	Congestion   *CongestionStatus   `json:"congestion,omitempty"`
+	// Links are the signalling links of an MTP3 node (WithMTP).
+	Links []LinkStatus `json:"links,omitempty"`
+}
+
+// LinkStatus is one MTP3 signalling link.
+type LinkStatus struct {
+	Linkset     string `json:"linkset"`
+	Link        string `json:"link"`
+	SLC         uint8  `json:"slc"`
+	State       string `json:"state"`
+	Available   bool   `json:"linkset_available"`
+	MSUsOut     uint64 `json:"msus_out"`
+	MSUsIn      uint64 `json:"msus_in"`
+	SLTPassed   uint64 `json:"slt_passed"`
+	SLTFailed   uint64 `json:"slt_failed"`
+	Changeovers uint64 `json:"changeovers"`
+	Changebacks uint64 `json:"changebacks"`
+	Failures    uint64 `json:"failures"`
+	LastFailure string `json:"last_failure,omitempty"`
 }
 
 // AssociationStatus is one M3UA association.
@@ -87,6 +106,9 @@ func (g *Gateway) Status() Status {
 		st.Associations = append(st.Associations, AssociationStatus{Name: name, State: state})
 	}
 	sort.Slice(st.Associations, func(i, j int) bool { return st.Associations[i].Name < st.Associations[j].Name })
+	if g.opts.links != nil {
+		st.Links = g.opts.links()
+	}
 	byPC := map[mtp.PointCode]sprc.DestinationStatus{}
 	if g.Control != nil {
 		c := g.Control.Snapshot()

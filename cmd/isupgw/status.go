@@ -14,7 +14,8 @@ func statusCommand() *cli.Command {
 		Name:  "status",
 		Usage: "show a running gateway's associations, destinations, circuits, congestion and active alarms",
 		Description: `Exits non-zero when the gateway does not answer or when an association it is
-configured with is not active, so that it can serve as a health check.`,
+configured with is not active or an MTP3 linkset is unavailable, so that it can
+serve as a health check.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:9700", Usage: "the gateway's metrics and status address"},
 			&cli.BoolFlag{Name: "json", Usage: "print the raw JSON"},
@@ -33,7 +34,7 @@ configured with is not active, so that it can serve as a health check.`,
 				app.PrintAlarms(c.App.Writer, st.Alarms)
 			}
 			if down := app.DownAssociations(st); len(down) > 0 {
-				return fmt.Errorf("associations not up: %s", strings.Join(down, ", "))
+				return fmt.Errorf("not up: %s", strings.Join(down, ", "))
 			}
 			return nil
 		},

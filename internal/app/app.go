@@ -56,6 +56,7 @@ type Running struct {
 	MetricsAddr net.Addr
 	Config      *config.Config
 	Log         zerolog.Logger
+	mtp3        *mtp3Parts // nil without an mtp3 section
 }
 
 // Run runs the gateway until ctx ends or a stop signal arrives.
@@ -136,7 +137,23 @@ func Run(ctx context.Context, o Options) error {
 		}
 		srv.Sink(e)
 	}
-	gw, err = gateway.New(cfg.Gateway, sink,
+	var m3 *mtp3Parts
+	gwOpts := []gateway.Option{}
+	if cfg.MTP3 != nil {
+		if m3, err = buildMTP3(cfg.MTP3, capW, func(name string, adj mtp.PointCode, up bool) {
+			a := linksetAlarm(name, adj, up)
+			ev := log.Warn()
+			if up {
+				ev = log.Info()
+			}
+			ev.Str("part", "mtp3").Str("linkset", name).Uint32("adjacent", uint32(adj)).Msg(a.Text)
+			srv.RaiseAlarm(a)
+		}); err != nil {
+			return err
+		}
+		gwOpts = append(gwOpts, gateway.WithMTP(m3.node, m3.linkStatus))
+	}
+	gw, err = gateway.New(cfg.Gateway, sink, append(gwOpts,
 		gateway.WithM3UAOptions(m3Opts...),
 		gateway.WithCongestionControl(cfg.Congestion, func(a sprc.Alarm) {
 			ev := log.Warn()
@@ -152,13 +169,21 @@ func Run(ctx context.Context, o Options) error {
 			}
 		}),
 		gateway.OnMTPEvent(func(ev mtp.Event) { log.Info().Str("part", "mtp").Msg(ev.String()) }),
-	)
+	)...)
 	if err != nil {
 		return err
 	}
 	srv.Attach(gw.Stack)
 	if err := gw.Start(ctx); err != nil {
 		return err
+	}
+	if m3 != nil {
+		if err := m3.start(); err != nil {
+			cancel()
+			_ = gw.Wait()
+			return err
+		}
+		defer m3.close()
 	}
 	if err := srv.Start(ctx); err != nil {
 		cancel()
@@ -168,6 +193,7 @@ func Run(ctx context.Context, o Options) error {
 
 	handler, err := metrics.Handler(metrics.Join(metrics.NewCollector(metrics.Sources{
 		Stack: gw.Stack.Stats, M3UA: gw.Endpoint.Stats(), Peers: gw.PeerStates, Control: gw.Control.Snapshot, Host: srv.Metrics,
+		Links: m3.metrics,
 	}), metrics.NewOpsCollector(opsCollector(gw, srv))), func() any { return statusOf(gw, srv) })
 	if err != nil {
 		return err
@@ -180,7 +206,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	hs := &http.Server{Handler: withProfiles(handler, ln.Addr()), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
-	run := &Running{Gateway: gw, Host: srv, MetricsAddr: ln.Addr(), Config: cfg, Log: log}
+	run := &Running{Gateway: gw, Host: srv, MetricsAddr: ln.Addr(), Config: cfg, Log: log, mtp3: m3}
 	go run.watchAssociations(ctx, watch)
 	log.Info().Str("config", cfg.Source).Uint32("point_code", uint32(cfg.Gateway.Stack.OPC)).
 		Str("transport", cfg.Transport.String()).Str("transport_why", cfg.TransportWhy).
@@ -272,6 +298,7 @@ func (r *Running) reload(path string) {
 	}{
 		{"point_code / network_indicator / circuit_groups", stackShape(old.Gateway.Stack), stackShape(next.Gateway.Stack)},
 		{"m3ua", old.Gateway.M3UA, next.Gateway.M3UA},
+		{"mtp3", old.MTP3, next.MTP3},
 		{"host_api", hostShape(old.Host), hostShape(next.Host)},
 		{"metrics", old.MetricsAddr, next.MetricsAddr},
 		{"capture", old.CapturePath, next.CapturePath},

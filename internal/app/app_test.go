@@ -17,7 +17,7 @@ import (
 )
 
 // freeUDPPort finds a UDP port for A's SCTP-over-UDP listener.
-func freeUDPPort(t *testing.T) int {
+func freeUDPPort(t testing.TB) int {
 	t.Helper()
 	c, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -57,7 +57,7 @@ type proc struct {
 	path string
 }
 
-func start(t *testing.T, ctx context.Context, yaml string) *proc {
+func start(t testing.TB, ctx context.Context, yaml string) *proc {
 	t.Helper()
 	p := &proc{sigs: make(chan os.Signal, 4), err: make(chan error, 1), path: filepath.Join(t.TempDir(), "isupgw.yaml")}
 	if err := os.WriteFile(p.path, []byte(yaml), 0o644); err != nil {
@@ -93,7 +93,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func dial(t *testing.T, p *proc, incoming bool) *client.Client {
+func dial(t testing.TB, p *proc, incoming bool) *client.Client {
 	t.Helper()
 	c, err := client.Dial(context.Background(), "tcp", p.run.Host.TCPAddr().String(), client.Config{App: "test", Token: "secret", Incoming: incoming})
 	if err != nil {

@@ -46,14 +46,21 @@ func statusOf(gw *gateway.Gateway, srv *host.Server) Status {
 	return st
 }
 
-// DownAssociations names the configured associations that are not active:
-// `isupgw status` exits non-zero when there is one, so it serves as a health
-// check.
+// DownAssociations names the configured M3UA associations that are not
+// active and the MTP3 linksets that are unavailable: `isupgw status` exits
+// non-zero when there is one, so it serves as a health check.
 func DownAssociations(st Status) []string {
 	var out []string
 	for _, a := range st.Associations {
 		if a.State != "active" {
 			out = append(out, a.Name+" ("+a.State+")")
+		}
+	}
+	seen := map[string]bool{}
+	for _, l := range st.Links {
+		if !l.Available && !seen[l.Linkset] {
+			seen[l.Linkset] = true
+			out = append(out, "linkset "+l.Linkset+" (unavailable)")
 		}
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/isupgw/isupgw/gateway"
 	"github.com/isupgw/isupgw/host/client"
 	"github.com/isupgw/isupgw/host/wire"
 	"github.com/isupgw/isupgw/isup/stack"
@@ -132,5 +133,15 @@ func TestAlarmLogsWriteTheNumberInHex(t *testing.T) {
 	logAlarm(zerolog.New(&b), stack.Alarm{Kind: stack.AlarmDestinationUnavailable, PC: 2, Text: "MTP pause"})
 	if !strings.Contains(b.String(), `"alarm":"0x17"`) {
 		t.Fatalf("log line %s lacks the alarm number in hex", b.String())
+	}
+}
+
+func TestDownAssociationsCountsLinksets(t *testing.T) {
+	var st Status
+	st.Associations = []gateway.AssociationStatus{{Name: "stp", State: "active"}, {Name: "sg", State: "inactive"}}
+	st.Links = []gateway.LinkStatus{{Linkset: "ls1", Link: "a", Available: false}, {Linkset: "ls1", Link: "b", Available: false}, {Linkset: "ls2", Link: "c", Available: true}}
+	got := strings.Join(DownAssociations(st), "; ")
+	if got != "sg (inactive); linkset ls1 (unavailable)" {
+		t.Fatalf("down: %q", got)
 	}
 }

@@ -71,6 +71,7 @@ func PrintStatus(w io.Writer, st gateway.Status) {
 		fmt.Fprintf(tw, "%s\t%d\n", s, st.Circuits[s])
 	}
 	tw.Flush()
+	printLinks(w, st.Links)
 	if c := st.Congestion; c != nil {
 		fmt.Fprintln(w)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

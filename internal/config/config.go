@@ -43,6 +43,7 @@ type File struct {
 	NetworkIndicator NI             `yaml:"network_indicator"`
 	Variant          Variant        `yaml:"variant"`
 	M3UA             M3UA           `yaml:"m3ua"`
+	MTP3             MTP3           `yaml:"mtp3"`
 	CircuitGroups    []CircuitGroup `yaml:"circuit_groups"`
 	ResetOnStart     *bool          `yaml:"reset_on_start"`
 	ResetOnResume    bool           `yaml:"reset_on_resume"`
@@ -282,6 +283,9 @@ type Config struct {
 	// GeneratedTokenFile (never to the log).
 	TokenGenerated     bool
 	GeneratedTokenFile string
+	// MTP3 is the own MTP3 node on signalling links (nil without an mtp3
+	// section).
+	MTP3 *MTP3Plan
 }
 
 // Load reads a configuration file ("" for the embedded default).
@@ -512,8 +516,9 @@ func (v *validator) build(f *File) *Config {
 	if m.Role == m3ua.RoleSG && f.M3UA.Listen == nil {
 		v.fail("m3ua.role", "an SG must listen (want m3ua.listen)")
 	}
-	if len(f.M3UA.Peers) == 0 {
-		v.fail("m3ua.peers", "missing (want at least one peer: an STP, SG or adjacent exchange)")
+	cfg.MTP3 = v.mtp3Plan(f, own, ni, ansi)
+	if len(f.M3UA.Peers) == 0 && cfg.MTP3 == nil {
+		v.fail("m3ua.peers", "missing (want at least one peer: an STP, SG or adjacent exchange; or mtp3 linksets)")
 	}
 	peerNames := map[string]bool{}
 	for i, p := range f.M3UA.Peers {
@@ -559,8 +564,8 @@ func (v *validator) build(f *File) *Config {
 		anyDefault = anyDefault || p.Default
 	}
 	for i, g := range st.Groups {
-		if g.DPC != 0 && !routed[g.DPC] && !anyDefault {
-			v.fail(fmt.Sprintf("circuit_groups[%d].point_code", i), "no m3ua peer routes point code %d (add it to a peer's point_codes, or mark a peer default_route)", g.DPC)
+		if g.DPC != 0 && !routed[g.DPC] && !anyDefault && !cfg.MTP3.routes(g.DPC) {
+			v.fail(fmt.Sprintf("circuit_groups[%d].point_code", i), "no m3ua peer routes point code %d (add it to a peer's point_codes, mark a peer default_route, or route it through an mtp3 linkset)", g.DPC)
 		}
 	}
 	v.encapsulate(f, &m, cfg)

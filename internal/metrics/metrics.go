@@ -23,6 +23,17 @@ type Sources struct {
 	Peers   func() map[string]string // association name -> ASP state
 	Control func() sprc.Stats
 	Host    func() host.MetricsSnapshot
+	// Links are the own MTP3's signalling links (mtp3 section).
+	Links func() []Link
+}
+
+// Link is one MTP3 signalling link's figures.
+type Link struct {
+	Linkset, Name                      string
+	Available                          bool
+	MSUsOut, MSUsIn                    uint64
+	SLTPassed, SLTFailed               uint64
+	Changeovers, Changebacks, Failures uint64
 }
 
 type collector struct {
@@ -77,6 +88,10 @@ var defs = []struct {
 	{"isupgw_host_naks_total", "Host API negative answers, by status.", []string{"status"}},
 	{"isupgw_host_disconnects_total", "Host API disconnections, by reason.", []string{"reason"}},
 	{"isupgw_host_queue_drops_total", "Hosts disconnected because their send queue was full.", nil},
+	{"isupgw_mtp3_link_available", "1 while the MTP3 signalling link carries traffic (aligned and tested).", []string{"linkset", "link"}},
+	{"isupgw_mtp3_link_msus_total", "MSUs of user parts on the MTP3 signalling link, by direction.", []string{"linkset", "link", "direction"}},
+	{"isupgw_mtp3_link_tests_total", "Signalling link tests (SLTM/SLTA, Q.707), by result.", []string{"linkset", "link", "result"}},
+	{"isupgw_mtp3_link_events_total", "MTP3 signalling link failures, changeovers away from it and changebacks onto it.", []string{"linkset", "link", "event"}},
 }
 
 // NewCollector returns a collector over the sources.
@@ -191,6 +206,18 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			gauge("isupgw_sprc_destination_out_of_service", b2f(d.OutOfService), pc)
 			gauge("isupgw_sprc_destination_constraint_violation", b2f(d.Violation != ""), pc)
 			gauge("isupgw_sprc_destination_calls", float64(d.Calls), pc)
+		}
+	}
+	if c.src.Links != nil {
+		for _, l := range c.src.Links() {
+			gauge("isupgw_mtp3_link_available", b2f(l.Available), l.Linkset, l.Name)
+			counter("isupgw_mtp3_link_msus_total", float64(l.MSUsOut), l.Linkset, l.Name, "out")
+			counter("isupgw_mtp3_link_msus_total", float64(l.MSUsIn), l.Linkset, l.Name, "in")
+			counter("isupgw_mtp3_link_tests_total", float64(l.SLTPassed), l.Linkset, l.Name, "passed")
+			counter("isupgw_mtp3_link_tests_total", float64(l.SLTFailed), l.Linkset, l.Name, "failed")
+			counter("isupgw_mtp3_link_events_total", float64(l.Failures), l.Linkset, l.Name, "failure")
+			counter("isupgw_mtp3_link_events_total", float64(l.Changeovers), l.Linkset, l.Name, "changeover")
+			counter("isupgw_mtp3_link_events_total", float64(l.Changebacks), l.Linkset, l.Name, "changeback")
 		}
 	}
 	if c.src.Host != nil {

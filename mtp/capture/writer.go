@@ -71,15 +71,25 @@ func (w *Writer) isMTP() bool {
 // and UDP checksum are valid. Both addresses must be IPv4 or both IPv6. A
 // zero ts means now.
 func (w *Writer) WriteM3UA(ts time.Time, src, dst netip.AddrPort, stream uint16, m3ua []byte) error {
+	return w.writeData("WriteM3UA", ts, src, dst, stream, ppidM3UA, m3ua)
+}
+
+// WriteSCTP is WriteM3UA for another SCTP user: payload goes in one DATA
+// chunk with the given PPID (M2PA is 5, RFC 4165 §7.2).
+func (w *Writer) WriteSCTP(ts time.Time, src, dst netip.AddrPort, stream uint16, ppid uint32, payload []byte) error {
+	return w.writeData("WriteSCTP", ts, src, dst, stream, ppid, payload)
+}
+
+func (w *Writer) writeData(op string, ts time.Time, src, dst netip.AddrPort, stream uint16, ppid uint32, m3ua []byte) error {
 	if w.isMTP() {
-		return fmt.Errorf("capture: WriteM3UA: %w %d (want an IP link type)", ErrLinkType, w.cfg.link)
+		return fmt.Errorf("capture: %s: %w %d (want an IP link type)", op, ErrLinkType, w.cfg.link)
 	}
 	sa, da := src.Addr().Unmap(), dst.Addr().Unmap()
 	if !sa.IsValid() || !da.IsValid() || sa.Is4() != da.Is4() {
-		return fmt.Errorf("capture: WriteM3UA: %w: %v -> %v", ErrAddress, src, dst)
+		return fmt.Errorf("capture: %s: %w: %v -> %v", op, ErrAddress, src, dst)
 	}
 	if (w.cfg.link == LinkIPv4 && !sa.Is4()) || (w.cfg.link == LinkIPv6 && sa.Is4()) {
-		return fmt.Errorf("capture: WriteM3UA: %w: %v on link type %d", ErrAddress, sa, w.cfg.link)
+		return fmt.Errorf("capture: %s: %w: %v on link type %d", op, ErrAddress, sa, w.cfg.link)
 	}
 	src, dst = netip.AddrPortFrom(sa, src.Port()), netip.AddrPortFrom(da, dst.Port())
 
@@ -90,7 +100,7 @@ func (w *Writer) WriteM3UA(ts time.Time, src, dst netip.AddrPort, stream uint16,
 		l4Len += 8
 	}
 	if l4Len > 0xffff-60 {
-		return fmt.Errorf("capture: WriteM3UA: %w: message of %d octets too large", ErrMalformed, len(m3ua))
+		return fmt.Errorf("capture: %s: %w: message of %d octets too large", op, ErrMalformed, len(m3ua))
 	}
 
 	w.mu.Lock()
@@ -116,7 +126,7 @@ func (w *Writer) WriteM3UA(ts time.Time, src, dst netip.AddrPort, stream uint16,
 	binary.BigEndian.PutUint32(c[4:8], tsn)
 	binary.BigEndian.PutUint16(c[8:10], stream)
 	binary.BigEndian.PutUint16(c[10:12], ssn)
-	binary.BigEndian.PutUint32(c[12:16], ppidM3UA)
+	binary.BigEndian.PutUint32(c[12:16], ppid)
 	copy(c[dataHeaderLen:], m3ua)
 	putChecksum(sctp)
 
