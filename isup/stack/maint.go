@@ -174,19 +174,29 @@ func (c *core) maintIntercept(e Event) {
 	m := c.maint
 	inner := m.inner
 	if a, ok := e.(Alarm); ok && a.Kind == AlarmQueryResult {
-		for i, w := range m.waiters {
-			if w.sent != isup.CQM || c.peers[w.p].group.DPC != a.PC || w.r.CIC != a.CIC {
-				continue
+		// Every query waiting on this range ends: a second CQM restarted the
+		// one T28, so one answer (or expiry) answers both.
+		keep := m.waiters[:0]
+		var done []*maintWaiter
+		for _, w := range m.waiters {
+			if w.sent == isup.CQM && c.peers[w.p].group.DPC == a.PC && w.r.CIC == a.CIC {
+				done = append(done, w)
+			} else {
+				keep = append(keep, w)
 			}
+		}
+		for i := len(keep); i < len(m.waiters); i++ {
+			m.waiters[i] = nil
+		}
+		m.waiters = keep
+		for _, w := range done {
 			out := MaintenanceOutcome{Status: StatusOK, Sent: isup.CQM, Ack: isup.CQR, Waited: c.now.Sub(w.started)}
 			if strings.HasPrefix(a.Text, "T28") {
 				out = MaintenanceOutcome{Status: StatusNotAcknowledged, Sent: isup.CQM, Detail: a.Text, Waited: out.Waited}
 			} else {
 				out.States = parseQueried(a.Text)
 			}
-			m.waiters = append(m.waiters[:i:i], m.waiters[i+1:]...)
 			w.done(out)
-			break
 		}
 	}
 	inner(e)

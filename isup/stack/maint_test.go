@@ -270,3 +270,21 @@ func TestMaintainPartialGroupAck(t *testing.T) {
 		t.Fatalf("outcome %+v, want OK once every circuit is acknowledged", o)
 	}
 }
+
+func TestMaintainTwoQueriesOneAnswer(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	first := h.maintain(Maintenance{Op: OpQuery, CIC: 1})
+	second := h.maintain(Maintenance{Op: OpQuery, CIC: 1})
+	h.expectSent("CQM:1 CQM:1")
+	h.recv(&isup.CircuitQueryResponse{Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.RangeAndStatus{Range: 0},
+		States: isup.CircuitStateIndicator{isup.NewCircuitState(0, isup.CallStateIdle, 0)}})
+	h.advance(0)
+	for i, out := range []func() *MaintenanceOutcome{first, second} {
+		if o := out(); o == nil || o.Status != StatusOK || len(o.States) != 1 {
+			t.Errorf("query %d: %+v, want the CQR", i+1, o)
+		}
+	}
+	if n := len(h.c.maint.waiters); n != 0 {
+		t.Fatalf("%d waiters left", n)
+	}
+}
