@@ -121,11 +121,19 @@ var ackOf = map[isup.MessageType]isup.MessageType{
 	isup.RSC: isup.RLC, isup.GRS: isup.GRA, isup.CQM: isup.CQR,
 }
 
+// maxMaintWaiters bounds the maintenance requests awaiting acknowledgement:
+// each lives up to its repeat timer, and hosts must not pile them up.
+const maxMaintWaiters = 1024
+
 func (c *core) maintain(r Maintenance, done func(MaintenanceOutcome)) {
 	if c.maint == nil {
 		c.maint = &maintState{}
 	}
 	m := c.maint
+	if len(m.waiters) >= maxMaintWaiters {
+		done(MaintenanceOutcome{Status: StatusBadRequest, Detail: fmt.Sprintf("%d maintenance requests already await their acknowledgement; try later", maxMaintWaiters)})
+		return
+	}
 	m.tags++
 	r.Tag = maintTagBase | m.tags
 	sent, timer := sentFor(r)

@@ -288,3 +288,16 @@ func TestMaintainTwoQueriesOneAnswer(t *testing.T) {
 		t.Fatalf("%d waiters left", n)
 	}
 }
+
+func TestMaintainWaitersBounded(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	for i := 0; i < maxMaintWaiters; i++ {
+		h.maintain(Maintenance{Op: OpBlock, CIC: uint16(1 + i%31)})
+	}
+	h.takeSent()
+	out := h.maintain(Maintenance{Op: OpBlock, CIC: 1})
+	if o := out(); o == nil || o.Status != StatusBadRequest {
+		t.Fatalf("request %d: %+v, want refused", maxMaintWaiters+1, o)
+	}
+	h.expectSent("")
+}
