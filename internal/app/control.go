@@ -129,8 +129,8 @@ func peerAddress(p m3ua.Peer) string {
 }
 
 // check looks at every configured association once.
-func (w *assocWatch) check(now time.Time, r *Running) {
-	for _, p := range r.Config.Gateway.M3UA.Peers {
+func (w *assocWatch) check(now time.Time, r *Running, peers []m3ua.Peer) {
+	for _, p := range peers {
 		state := "down"
 		if a := r.Gateway.Endpoint.Peer(p.Name); a != nil {
 			state = a.State().String()
@@ -185,7 +185,9 @@ func (w *assocWatch) check(now time.Time, r *Running) {
 }
 
 // watchAssociations runs check until ctx ends.
-func (r *Running) watchAssociations(ctx context.Context, w *assocWatch) {
+// The peers are given once: the M3UA section is not reloaded, and SIGHUP
+// replaces r.Config on the signal loop, which this goroutine must not read.
+func (r *Running) watchAssociations(ctx context.Context, w *assocWatch, peers []m3ua.Peer) {
 	t := time.NewTicker(w.poll)
 	defer t.Stop()
 	for {
@@ -193,7 +195,7 @@ func (r *Running) watchAssociations(ctx context.Context, w *assocWatch) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			w.check(now, r)
+			w.check(now, r, peers)
 		}
 	}
 }
