@@ -52,6 +52,7 @@ type DestinationStatus struct {
 	Available    bool    `json:"available"`
 	ACL          int     `json:"acl"`
 	MTPAdmit     float64 `json:"mtp_admit"`
+	MTPLevel     uint8   `json:"mtp_congestion_level"`
 	OutOfService bool    `json:"out_of_service"`
 	Reason       string  `json:"reason,omitempty"`
 	Violation    string  `json:"constraint_violation,omitempty"`
@@ -132,7 +133,7 @@ func (g *Gateway) Status() Status {
 			admit = 1
 		}
 		st.Destinations = append(st.Destinations, DestinationStatus{Name: grp.Name, PointCode: uint32(grp.DPC), Available: g.avail.isUp(grp.DPC),
-			ACL: int(d.ACL), MTPAdmit: admit, OutOfService: d.OutOfService, Reason: d.Reason, Violation: d.Violation, Calls: d.Calls})
+			ACL: int(d.ACL), MTPAdmit: admit, MTPLevel: d.MTPLevel, OutOfService: d.OutOfService, Reason: d.Reason, Violation: d.Violation, Calls: d.Calls})
 	}
 	return st
 }

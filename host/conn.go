@@ -328,6 +328,10 @@ func (c *conn) handle(line []byte) bool {
 		c.ack(seq, nil)
 	case wire.TypeStatus:
 		c.ack(seq, c.status())
+	case wire.TypeBlock, wire.TypeUnblock, wire.TypeReset, wire.TypeQuery, wire.TypeCircuits:
+		c.maintenance(d.typ, seq, line) // maintenance.go
+	case wire.TypeTrace:
+		c.trace(seq, line) // trace.go
 	case wire.TypeOutseize:
 		tag := s.newTag()
 		o := d.req.(stack.Outseize)

@@ -523,14 +523,14 @@ func lasting(n uint16) bool {
 	switch n {
 	case wire.AlarmNetworkCongestion, wire.AlarmStackCongestion, wire.AlarmDestinationUnavailable,
 		wire.AlarmDestinationOutOfServ, wire.AlarmConstraintViolation, wire.AlarmACCActive,
-		wire.AlarmSystemBusy, wire.AlarmCodeRed:
+		wire.AlarmSystemBusy, wire.AlarmCodeRed, wire.AlarmAssociationDown:
 		return true
 	}
 	return false
 }
 
 func alarmKey(a Alarm) string {
-	return fmt.Sprintf("%d/%v/%v/%v", a.Number, a.Data["dpc"], a.Data["direction"], a.Data["cic"])
+	return fmt.Sprintf("%d/%v/%v/%v/%v", a.Number, a.Data["dpc"], a.Data["direction"], a.Data["cic"], a.Data["association"])
 }
 
 // Sink takes the stack's events. It runs on the stack's loop goroutine and never

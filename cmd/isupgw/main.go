@@ -91,6 +91,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			demoCommand(),
 			runCommand(),
 			statusCommand(),
+			circuitsCommand(), // circuits.go
+			traceCommand(),    // trace.go
 			replayCommand(),
 			loadCommand(),
 			benchCommand(),

@@ -29,6 +29,13 @@ const (
 	TypeRelease  = "release"
 	TypeOverload = "overload"
 	TypeStatus   = "status"
+	// Circuit maintenance and the call trace (docs/host-api.md, docs/operations.md).
+	TypeBlock    = "block"
+	TypeUnblock  = "unblock"
+	TypeReset    = "reset"
+	TypeQuery    = "query"
+	TypeCircuits = "circuits"
+	TypeTrace    = "trace" // also gateway to host: one traced message or request
 )
 
 // Message types, gateway to host.
@@ -43,7 +50,8 @@ const (
 )
 
 // RequestTypes lists the requests a host may send, in documentation order.
-var RequestTypes = []string{TypeHello, TypeOutseize, TypeAlert, TypeProgress, TypeAnswer, TypeRelease, TypeOverload, TypeStatus}
+var RequestTypes = []string{TypeHello, TypeOutseize, TypeAlert, TypeProgress, TypeAnswer, TypeRelease, TypeOverload, TypeStatus,
+	TypeBlock, TypeUnblock, TypeReset, TypeQuery, TypeCircuits, TypeTrace}
 
 // Status is the numeric outcome of a request, in the style of the CSP API. The
 // values below 0x0110 are the ISUP stack's (isup/stack.Status) and keep their
@@ -68,6 +76,7 @@ const (
 	StatusHighTraffic             Status = 0x010C
 	StatusNetworkCongestion       Status = 0x010D
 	StatusContinuityNotSupported  Status = 0x010E
+	StatusNotAcknowledged         Status = 0x010F
 )
 
 // Statuses of the host API (0x0110-0x011F).
@@ -111,6 +120,7 @@ var Statuses = []StatusInfo{
 	{StatusHighTraffic, "high_traffic", "Code Yellow: the gateway is refusing new calls because of high traffic; try later."},
 	{StatusNetworkCongestion, "network_congestion", "The signaling network towards the destination is congested (M3UA SCON); new calls to it are being refused, try later."},
 	{StatusContinuityNotSupported, "continuity_not_supported", "The nature of connection indicators ask for a continuity check, which the gateway cannot perform (it sends no COT); no IAM was sent."},
+	{StatusNotAcknowledged, "not_acknowledged", "A maintenance message went out but the far end did not acknowledge it within the repeat timer; the local effect stands and the gateway keeps repeating it."},
 	{StatusBadJSON, "bad_json", "The line is not a JSON object; the detail gives the parser's message."},
 	{StatusUnknownType, "unknown_type", "The \"type\" is not a request this protocol version knows."},
 	{StatusMissingField, "missing_field", "A required field is absent or null; the detail names it."},
@@ -158,6 +168,7 @@ const (
 	AlarmDestinationOutOfServ   uint16 = 0x18 // destination declared out of service: data dpc
 	AlarmConstraintViolation    uint16 = 0x19 // destination over a configured limit: data dpc, constraint
 	AlarmACCActive              uint16 = 0x1A // automatic congestion control towards a destination: data dpc, level
+	AlarmAssociationDown        uint16 = 0x1B // a configured M3UA association is not up: data association, address, reason
 	AlarmSystemBusy             uint16 = 0x20 // Code Yellow
 	AlarmCodeRed                uint16 = 0x21 // Code Red: about to restart
 	AlarmCircuitReset           uint16 = 0x30 // no RLC for REL (T5): circuit reset: data dpc, cic
@@ -184,6 +195,7 @@ var Alarms = []AlarmInfo{
 	{AlarmDestinationOutOfServ, "destination out of service", SeverityMajor, "dpc"},
 	{AlarmConstraintViolation, "destination constraint violation", SeverityMinor, "dpc, constraint"},
 	{AlarmACCActive, "automatic congestion control active towards a destination", SeverityMinor, "dpc, level"},
+	{AlarmAssociationDown, "association down", SeverityMajor, "association, address, reason"},
 	{AlarmSystemBusy, "System Busy (Code Yellow)", SeverityMajor, "none defined"},
 	{AlarmCodeRed, "Code Red (about to restart)", SeverityMajor, "none defined"},
 	{AlarmCircuitReset, "circuit reset", SeverityMinor, "dpc, cic"},

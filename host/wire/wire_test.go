@@ -22,6 +22,7 @@ func TestStatusesMatchStack(t *testing.T) {
 		stack.StatusACCThrottled: wire.StatusACCThrottled, stack.StatusConstraintViolation: wire.StatusConstraintViolation,
 		stack.StatusDestinationOutOfService: wire.StatusDestinationOutOfService, stack.StatusHighTraffic: wire.StatusHighTraffic,
 		stack.StatusNetworkCongestion: wire.StatusNetworkCongestion, stack.StatusContinuityNotSupported: wire.StatusContinuityNotSupported,
+		stack.StatusNotAcknowledged: wire.StatusNotAcknowledged,
 	}
 	for s, w := range pairs {
 		if uint16(s) != uint16(w) {

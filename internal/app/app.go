@@ -121,7 +121,12 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	// Bad input floods must not flood the log: M3UA complaints are sampled.
-	m3Log := log.With().Str("part", "m3ua").Logger().Sample(&zerolog.BurstSampler{Burst: 20, Period: time.Second, NextSampler: &zerolog.BasicSampler{N: 1000}})
+	watch := newAssocWatch() // control.go: associations that do not come up
+	m3Base, err := m3uaLogger(o.LogOut, cfg.LogFormat, cfg.LogLevel, watch.dialFailed)
+	if err != nil {
+		return err
+	}
+	m3Log := m3Base.Sample(&zerolog.BurstSampler{Burst: 20, Period: time.Second, NextSampler: &zerolog.BasicSampler{N: 1000}})
 	m3Opts := append([]m3ua.Option{m3ua.WithLogger(m3Log)}, cfg.M3UAOptions...)
 	if capW != nil {
 		m3Opts = append(m3Opts, m3ua.WithCapture(capW))
@@ -155,7 +160,7 @@ func Run(ctx context.Context, o Options) error {
 			if a.Cleared {
 				ev = log.Info()
 			}
-			ev.Uint16("alarm", a.Number).Bool("cleared", a.Cleared).Interface("data", a.Data).Msg(a.Text)
+			ev.Str("alarm", fmt.Sprintf("0x%02X", a.Number)).Bool("cleared", a.Cleared).Interface("data", a.Data).Msg(a.Text)
 			srv.RaiseAlarm(host.Alarm{Number: a.Number, Severity: a.Severity, Cleared: a.Cleared, Text: a.Text, Data: a.Data})
 		}, func(reason string) {
 			select {
@@ -186,10 +191,10 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 
-	handler, err := metrics.Handler(metrics.NewCollector(metrics.Sources{
+	handler, err := metrics.Handler(metrics.Join(metrics.NewCollector(metrics.Sources{
 		Stack: gw.Stack.Stats, M3UA: gw.Endpoint.Stats(), Peers: gw.PeerStates, Control: gw.Control.Snapshot, Host: srv.Metrics,
 		Links: m3.metrics,
-	}), func() any { return gw.Status() })
+	}), metrics.NewOpsCollector(opsCollector(gw, srv))), func() any { return statusOf(gw, srv) })
 	if err != nil {
 		return err
 	}
@@ -202,6 +207,7 @@ func Run(ctx context.Context, o Options) error {
 	hs := &http.Server{Handler: withProfiles(handler, ln.Addr()), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	run := &Running{Gateway: gw, Host: srv, MetricsAddr: ln.Addr(), Config: cfg, Log: log, mtp3: m3}
+	go run.watchAssociations(ctx, watch, cfg.Gateway.M3UA.Peers)
 	log.Info().Str("config", cfg.Source).Uint32("point_code", uint32(cfg.Gateway.Stack.OPC)).
 		Str("transport", cfg.Transport.String()).Str("transport_why", cfg.TransportWhy).
 		Str("m3ua", cfg.Gateway.M3UA.Listen.String()).Str("host_api", fmt.Sprint(srv.TCPAddr())).Str("metrics", ln.Addr().String()).
@@ -385,7 +391,7 @@ func logAlarm(log zerolog.Logger, a stack.Alarm) {
 	if a.Cleared {
 		ev = log.Info()
 	}
-	ev.Str("part", "isup").Uint32("pc", uint32(a.PC)).Uint16("cic", a.CIC).Uint8("kind", uint8(a.Kind)).Bool("cleared", a.Cleared).Msg(a.Text)
+	ev.Str("part", "isup").Str("alarm", fmt.Sprintf("0x%02X", host.AlarmNumber(a))).Uint32("pc", uint32(a.PC)).Uint16("cic", a.CIC).Uint8("kind", uint8(a.Kind)).Bool("cleared", a.Cleared).Msg(a.Text)
 }
 
 // newLogger builds the zerolog logger: JSON, or console for people.

@@ -62,15 +62,19 @@ func start(t testing.TB, ctx context.Context, yaml string) *proc {
 	return startDrain(t, ctx, yaml, 300*time.Millisecond)
 }
 
-func startDrain(t *testing.T, ctx context.Context, yaml string, drain time.Duration) *proc {
+func startDrain(t testing.TB, ctx context.Context, yaml string, drain time.Duration) *proc {
 	t.Helper()
 	p := &proc{sigs: make(chan os.Signal, 4), err: make(chan error, 1), path: filepath.Join(t.TempDir(), "isupgw.yaml")}
 	if err := os.WriteFile(p.path, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ready := make(chan *Running, 1)
+	out := io.Writer(io.Discard)
+	if logOut != nil { // control_test.go keeps a gateway's log
+		out = logOut
+	}
 	go func() {
-		p.err <- Run(ctx, Options{ConfigPath: p.path, LogOut: io.Discard, Signals: p.sigs, DrainTimeout: drain,
+		p.err <- Run(ctx, Options{ConfigPath: p.path, LogOut: out, Signals: p.sigs, DrainTimeout: drain,
 			Ready: func(r *Running) { ready <- r }})
 	}()
 	select {

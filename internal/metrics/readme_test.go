@@ -13,9 +13,9 @@ func TestREADMEListsEveryMetric(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range defs {
-		if !strings.Contains(string(b), "`"+d.name+"`") {
-			t.Errorf("README.md does not list %s", d.name)
+	for _, name := range append(Names(), OpsNames()...) {
+		if !strings.Contains(string(b), "`"+name+"`") {
+			t.Errorf("README.md does not list %s", name)
 		}
 	}
 }

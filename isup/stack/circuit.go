@@ -146,6 +146,7 @@ func (cc *circuit) usable() bool {
 
 // refresh puts the circuit on or takes it off its idle list after any change.
 func (c *core) refresh(ci int32) {
+	c.stamp(ci)
 	cc := &c.circuits[ci]
 	in := cc.flags&flagInIdle != 0
 	if cc.usable() == in {

@@ -109,6 +109,12 @@ type core struct {
 	// relDiag names the unrecognised parameters of the REL being handled: the
 	// RLC reports them (cause 99) instead of a CFN.
 	relDiag []byte
+	// maint: maintenance requests awaiting acknowledgement (maint.go);
+	// stamps: when each circuit's state last changed.
+	maint  *maintState
+	stamps stamps
+	// trace is nil while no trace runs (trace.go); traceRef keeps the tracer.
+	trace, traceRef *tracer
 }
 
 func newCore(cfg Config, now time.Time, out func(mtp.Label, []byte), emit func(Event)) *core {
@@ -147,6 +153,9 @@ func (c *core) send(p int, m isup.Message) {
 		}
 	}
 	c.stats.Sent[t]++
+	if c.trace != nil {
+		c.trace.message(c, p, lbl, m)
+	}
 	c.out(lbl, buf[:n])
 }
 
@@ -196,6 +205,9 @@ func (c *core) receive(lbl mtp.Label, b []byte) {
 	}
 	t := m.MessageType()
 	c.stats.Received[t]++
+	if c.trace != nil {
+		c.trace.message(c, p, lbl, m)
+	}
 	ci, ok := c.circuitAt(p, m.CircuitID())
 	if !ok {
 		c.stats.UnknownCIC++
@@ -297,6 +309,9 @@ func (c *core) onSimple(p int, ci int32, m *isup.Simple) {
 
 // request handles one host request.
 func (c *core) request(r Request) {
+	if c.trace != nil {
+		c.trace.request(c, r)
+	}
 	switch x := r.(type) {
 	case Outseize:
 		c.outseize(x)

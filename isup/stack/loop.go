@@ -373,6 +373,8 @@ type Snapshot struct {
 	PendingTimers   int
 	CircuitsByState map[string]int
 	TransferErrors  uint64
+	// Groups counts each circuit group's circuits (maint.go).
+	Groups []GroupSummary
 }
 
 func (s *Stack) publish() {
@@ -417,7 +419,7 @@ func (s *Stack) snapshot() Snapshot {
 		st.Refused[k] += v
 	}
 	s.edgeMu.Unlock()
-	return Snapshot{Stats: st, Calls: len(c.calls), PendingTimers: c.pendingTimers(), CircuitsByState: c.circuitCounts(), TransferErrors: s.transferErr}
+	return Snapshot{Stats: st, Calls: len(c.calls), PendingTimers: c.pendingTimers(), CircuitsByState: c.circuitCounts(), TransferErrors: s.transferErr, Groups: c.groupSummaries()}
 }
 
 // circuitCounts counts circuits by a readable state name.

@@ -275,6 +275,7 @@ func (c *core) advance(now time.Time) {
 	if now.After(c.now) {
 		c.now = now
 	}
+	c.maintCheck()
 }
 
 // pendingTimers counts running timers (for tests and the randomised scenario).

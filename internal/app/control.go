@@ -1,0 +1,268 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/isupgw/isupgw/gateway"
+	"github.com/isupgw/isupgw/host"
+	"github.com/isupgw/isupgw/host/wire"
+	"github.com/isupgw/isupgw/internal/metrics"
+	"github.com/isupgw/isupgw/mtp/m3ua"
+)
+
+// Status is /status: the gateway's state and the active alarms.
+type Status struct {
+	gateway.Status
+	Alarms []AlarmStatus `json:"alarms"`
+}
+
+// AlarmStatus is one active alarm.
+type AlarmStatus struct {
+	Number   string         `json:"number"` // hex, as docs/host-api.md writes it
+	Severity uint8          `json:"severity"`
+	Text     string         `json:"text"`
+	Data     map[string]any `json:"data,omitempty"`
+}
+
+// statusOf assembles /status.
+func statusOf(gw *gateway.Gateway, srv *host.Server) Status {
+	st := Status{Status: gw.Status(), Alarms: []AlarmStatus{}}
+	for _, a := range srv.ActiveAlarms() {
+		st.Alarms = append(st.Alarms, AlarmStatus{Number: fmt.Sprintf("0x%02X", a.Number), Severity: a.Severity, Text: a.Text, Data: a.Data})
+	}
+	sort.Slice(st.Alarms, func(i, j int) bool {
+		a, b := st.Alarms[i], st.Alarms[j]
+		return a.Number < b.Number || a.Number == b.Number && a.Text < b.Text
+	})
+	return st
+}
+
+// DownAssociations names the configured M3UA associations that are not
+// active and the MTP3 linksets that are unavailable: `isupgw status` exits
+// non-zero when there is one, so it serves as a health check.
+func DownAssociations(st Status) []string {
+	var out []string
+	for _, a := range st.Associations {
+		if a.State != "active" {
+			out = append(out, a.Name+" ("+a.State+")")
+		}
+	}
+	seen := map[string]bool{}
+	for _, l := range st.Links {
+		if !l.Available && !seen[l.Linkset] {
+			seen[l.Linkset] = true
+			out = append(out, "linkset "+l.Linkset+" (unavailable)")
+		}
+	}
+	return out
+}
+
+// opsCollector gives the operator metrics their sources.
+func opsCollector(gw *gateway.Gateway, srv *host.Server) metrics.OpsSources {
+	return metrics.OpsSources{
+		Stack: gw.Stack.Stats,
+		Alarms: func() []metrics.ActiveAlarm {
+			var out []metrics.ActiveAlarm
+			for _, a := range srv.ActiveAlarms() {
+				dpc := ""
+				if v, ok := a.Data["dpc"]; ok {
+					dpc = fmt.Sprint(v)
+				}
+				out = append(out, metrics.ActiveAlarm{Number: a.Number, DPC: dpc})
+			}
+			return out
+		},
+		Destinations: func() []metrics.Destination {
+			st := gw.Status()
+			var out []metrics.Destination
+			for _, d := range st.Destinations {
+				out = append(out, metrics.Destination{Group: d.Name, DPC: d.PointCode, Available: d.Available, Congestion: d.MTPLevel})
+			}
+			return out
+		},
+	}
+}
+
+// Association watching: a configured association that is not active after
+// associationGrace is logged at warn (at most every associationWarnEvery) with
+// its address and the reason, and raises alarm 0x1B to hosts, cleared when it
+// comes up. Variables so that tests can shorten them.
+var (
+	associationGrace     = 10 * time.Second
+	associationWarnEvery = time.Minute
+	associationPoll      = time.Second
+)
+
+type assocWatch struct {
+	grace, warnEvery, poll time.Duration
+	mu                     sync.Mutex
+	lastErr                map[string]string // peer -> last dial error, from the M3UA log
+	since                  map[string]time.Time
+	warned                 map[string]time.Time
+	alarmed                map[string]bool
+}
+
+func newAssocWatch() *assocWatch {
+	return &assocWatch{grace: associationGrace, warnEvery: associationWarnEvery, poll: associationPoll, lastErr: map[string]string{}, since: map[string]time.Time{}, warned: map[string]time.Time{}, alarmed: map[string]bool{}}
+}
+
+func (w *assocWatch) dialFailed(peer, reason string) {
+	w.mu.Lock()
+	w.lastErr[peer] = reason
+	w.mu.Unlock()
+}
+
+func peerAddress(p m3ua.Peer) string {
+	if p.Dial.IsValid() {
+		return p.Dial.String()
+	}
+	return "from " + p.From.String()
+}
+
+// check looks at every configured association once.
+func (w *assocWatch) check(now time.Time, r *Running, peers []m3ua.Peer) {
+	for _, p := range peers {
+		state := "down"
+		if a := r.Gateway.Endpoint.Peer(p.Name); a != nil {
+			state = a.State().String()
+		}
+		w.mu.Lock()
+		reason := w.lastErr[p.Name]
+		if state == "active" {
+			wasAlarmed := w.alarmed[p.Name]
+			delete(w.since, p.Name)
+			delete(w.alarmed, p.Name)
+			delete(w.warned, p.Name)
+			delete(w.lastErr, p.Name)
+			w.mu.Unlock()
+			if wasAlarmed {
+				r.Log.Info().Str("part", "m3ua").Str("association", p.Name).Str("address", peerAddress(p)).Msg("association up: alarm 0x1B cleared")
+				r.Host.RaiseAlarm(host.Alarm{Number: wire.AlarmAssociationDown, Severity: wire.SeverityMajor, Cleared: true,
+					Text: "association " + p.Name + " up", Data: map[string]any{"association": p.Name, "address": peerAddress(p)}})
+			}
+			continue
+		}
+		if _, ok := w.since[p.Name]; !ok {
+			w.since[p.Name] = now
+		}
+		down := now.Sub(w.since[p.Name])
+		if down < w.grace {
+			w.mu.Unlock()
+			continue
+		}
+		if reason == "" {
+			reason = "no association yet (ASP state " + state + ")"
+			if !p.Dial.IsValid() {
+				reason = "the peer has not connected (ASP state " + state + ")"
+			}
+		}
+		raise := !w.alarmed[p.Name]
+		w.alarmed[p.Name] = true
+		warn := now.Sub(w.warned[p.Name]) >= w.warnEvery
+		if warn {
+			w.warned[p.Name] = now
+		}
+		w.mu.Unlock()
+		if warn {
+			r.Log.Warn().Str("part", "m3ua").Str("association", p.Name).Str("address", peerAddress(p)).Str("state", state).
+				Str("reason", reason).Dur("down_for", down.Round(time.Second)).Msg("association not up")
+		}
+		if raise {
+			r.Host.RaiseAlarm(host.Alarm{Number: wire.AlarmAssociationDown, Severity: wire.SeverityMajor,
+				Text: fmt.Sprintf("association %s (%s) not up: %s", p.Name, peerAddress(p), reason),
+				Data: map[string]any{"association": p.Name, "address": peerAddress(p), "reason": reason}})
+		}
+	}
+}
+
+// watchAssociations runs check until ctx ends.
+// The peers are given once: the M3UA section is not reloaded, and SIGHUP
+// replaces r.Config on the signal loop, which this goroutine must not read.
+func (r *Running) watchAssociations(ctx context.Context, w *assocWatch, peers []m3ua.Peer) {
+	t := time.NewTicker(w.poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			w.check(now, r, peers)
+		}
+	}
+}
+
+// m3uaLogWriter sits under the M3UA part's logger: it forwards the lines at or
+// above the configured level, and reads the dial failures the endpoint logs at
+// debug level for the association watcher's reason.
+type m3uaLogWriter struct {
+	out    io.Writer
+	min    zerolog.Level
+	onDial func(peer, reason string)
+}
+
+func (w *m3uaLogWriter) Write(p []byte) (int, error) { return w.WriteLevel(zerolog.NoLevel, p) }
+
+func (w *m3uaLogWriter) WriteLevel(l zerolog.Level, p []byte) (int, error) {
+	if l == zerolog.DebugLevel && bytes.Contains(p, []byte("dial failed")) {
+		var line struct {
+			Peer  string `json:"peer"`
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(p, &line) == nil && line.Peer != "" {
+			w.onDial(line.Peer, line.Error)
+		}
+	}
+	if l != zerolog.NoLevel && l < w.min {
+		return len(p), nil
+	}
+	return w.out.Write(p)
+}
+
+// m3uaLogger is the M3UA part's logger: as newLogger's, but it sees debug
+// lines so that the watcher learns why a dial failed.
+func m3uaLogger(out io.Writer, format, level string, onDial func(peer, reason string)) (zerolog.Logger, error) {
+	lvl, err := zerolog.ParseLevel(level)
+	if err != nil {
+		return zerolog.Logger{}, err
+	}
+	w := out
+	if format == "console" {
+		w = zerolog.ConsoleWriter{Out: out, TimeFormat: "15:04:05.000"}
+	}
+	return zerolog.New(&m3uaLogWriter{out: w, min: lvl, onDial: onDial}).Level(zerolog.DebugLevel).With().Timestamp().Str("part", "m3ua").Logger(), nil
+}
+
+// FetchFullStatus is FetchStatus with the active alarms.
+func FetchFullStatus(addr string) (Status, []byte, error) {
+	var st Status
+	gs, body, err := FetchStatus(addr)
+	if err != nil {
+		return st, body, err
+	}
+	st.Status = gs
+	if err := json.Unmarshal(body, &st); err != nil {
+		return st, body, fmt.Errorf("%s/status: %w", addr, err)
+	}
+	return st, body, nil
+}
+
+// PrintAlarms prints the active alarms under the status tables.
+func PrintAlarms(w io.Writer, alarms []AlarmStatus) {
+	if len(alarms) == 0 {
+		fmt.Fprintln(w, "\nActive alarms: none")
+		return
+	}
+	fmt.Fprintln(w, "\nActive alarms:")
+	for _, a := range alarms {
+		fmt.Fprintf(w, "  %s severity %d: %s\n", a.Number, a.Severity, a.Text)
+	}
+}
