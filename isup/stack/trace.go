@@ -212,7 +212,7 @@ func (t *tracer) request(c *core, r Request) {
 			return
 		}
 		tag, cic = x.Tag, x.CIC
-		ci, ok = c.circuitAt(p, cic)
+		ci, _ = c.circuitAt(p, cic)
 		text = fmt.Sprintf("maintenance %s cic=%d range=%d hardware=%v", x.Op, x.CIC, x.Range, x.Hardware)
 		ok = true
 	default:

@@ -203,7 +203,6 @@ type changeback struct {
 	sls    []uint8
 	tries  int
 	timer  l2.Timer
-	epoch  uint64
 	active bool
 }
 
