@@ -261,6 +261,15 @@ func TestLevel1ThrottleEndToEnd(t *testing.T) {
 	// The level alone does not say how long the queue is now (a slow item
 	// can make one probe late): wait for a long, growing queue whose last
 	// request waited beyond the target.
+	// The average is over AverageOver probes, the window's empty slots
+	// counting as zero: until the delays add up, one short probe can take the
+	// level back to 0 (average below ClearAverage). Twice the clearing
+	// average keeps level 1 for the rest of the test (the window rolls over
+	// in 50 s).
+	waitFor(t, "an outbound average that holds level 1", func() (time.Duration, bool) {
+		avg := a.Control.Snapshot().AverageDelay[sprc.Outbound]
+		return avg, avg >= 2*cfgA.ClearAverage
+	})
 	waitFor(t, "a backed-up outbound queue", func() (int, bool) {
 		n := a.Stack.QueueLen(stack.Outbound)
 		return n, n >= 10 && a.Stack.OutboundWait() >= target
