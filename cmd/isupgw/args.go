@@ -41,8 +41,13 @@ func guard(c *cli.Command, parent string) {
 		return nil
 	}
 	if len(c.Subcommands) > 0 {
-		// Reached only when no subcommand matched.
+		// Reached only when no subcommand matched. A command that also acts on
+		// its own (`isupgw circuits` lists) keeps that action without arguments.
+		own := c.Action
 		c.Action = func(ctx *cli.Context) error {
+			if ctx.NArg() == 0 && own != nil {
+				return own(ctx)
+			}
 			if ctx.NArg() == 0 {
 				return usagef(full, "%s: want a subcommand: %s", full, commandNames(c.Subcommands))
 			}

@@ -26,8 +26,8 @@ func TestCommandLineMisuse(t *testing.T) {
 		msg    string // in the error
 		help   string // the help pointer printed after it
 	}{
-		{nil, 2, "no command given (want one of bench, config, decode, demo, load, replay, run, status, version)", "isupgw --help"},
-		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"; want one of bench, config,`, "isupgw --help"},
+		{nil, 2, "no command given (want one of bench, circuits, config, decode, demo, load, replay, run, status, trace, version)", "isupgw --help"},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"; want one of bench, circuits, config,`, "isupgw --help"},
 		{[]string{"stauts"}, 2, `unknown command "stauts" (did you mean "status"?)`, "isupgw --help"},
 		{[]string{"help", "nope"}, 2, `unknown command "nope"`, "isupgw --help"},
 		{[]string{"--bogus"}, 2, "flag provided but not defined: -bogus", "isupgw --help"},
