@@ -394,6 +394,28 @@ func logAlarm(log zerolog.Logger, a stack.Alarm) {
 	ev.Str("part", "isup").Str("alarm", fmt.Sprintf("0x%02X", host.AlarmNumber(a))).Uint32("pc", uint32(a.PC)).Uint16("cic", a.CIC).Uint8("kind", uint8(a.Kind)).Bool("cleared", a.Cleared).Msg(a.Text)
 }
 
+// logTimeFormat gives every log line a millisecond timestamp (zerolog's
+// default is whole seconds, too coarse to order signalling events).
+const logTimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+func init() { zerolog.TimeFieldFormat = logTimeFormat }
+
+// consoleWriter is the console format for people: colour only on a terminal,
+// so that a log file or journal holds no escape codes.
+func consoleWriter(out io.Writer) zerolog.ConsoleWriter {
+	return zerolog.ConsoleWriter{Out: out, TimeFormat: "15:04:05.000", NoColor: !isTerminal(out)}
+}
+
+// isTerminal reports whether out is a character device (a terminal).
+func isTerminal(out io.Writer) bool {
+	f, ok := out.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
 // newLogger builds the zerolog logger: JSON, or console for people.
 func newLogger(out io.Writer, format, level string) (zerolog.Logger, error) {
 	lvl, err := zerolog.ParseLevel(level)
@@ -403,7 +425,7 @@ func newLogger(out io.Writer, format, level string) (zerolog.Logger, error) {
 	w := out
 	switch format {
 	case "console":
-		w = zerolog.ConsoleWriter{Out: out, TimeFormat: "15:04:05.000"}
+		w = consoleWriter(out)
 	case "json", "":
 	default:
 		return zerolog.Logger{}, fmt.Errorf("log format %q: want json or console", format)

@@ -1,7 +1,9 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -263,4 +265,27 @@ func TestSecondStopSignalStopsAtOnce(t *testing.T) {
 		st := b.run.Gateway.Status()
 		return st.Circuits["idle"] == 8 && st.Calls == 0
 	})
+}
+
+// TestLogLines: JSON lines carry millisecond timestamps, and the console
+// format writes no colour codes when its output is not a terminal.
+func TestLogLines(t *testing.T) {
+	var js, con bytes.Buffer
+	l, err := newLogger(&js, "json", "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Info().Msg("x")
+	var line struct{ Time string }
+	if err := json.Unmarshal(js.Bytes(), &line); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := time.Parse(logTimeFormat, line.Time); err != nil || !strings.Contains(line.Time, ".") {
+		t.Fatalf("timestamp %q: %v", line.Time, err)
+	}
+	l, _ = newLogger(&con, "console", "info")
+	l.Warn().Str("alarm", "0x16").Msg("stack congestion")
+	if strings.Contains(con.String(), "\x1b[") {
+		t.Fatalf("colour codes in a non-terminal console log: %q", con.String())
+	}
 }

@@ -236,7 +236,7 @@ func m3uaLogger(out io.Writer, format, level string, onDial func(peer, reason st
 	}
 	w := out
 	if format == "console" {
-		w = zerolog.ConsoleWriter{Out: out, TimeFormat: "15:04:05.000"}
+		w = consoleWriter(out)
 	}
 	return zerolog.New(&m3uaLogWriter{out: w, min: lvl, onDial: onDial}).Level(zerolog.DebugLevel).With().Timestamp().Str("part", "m3ua").Logger(), nil
 }
