@@ -1,0 +1,365 @@
+package sprc
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/isupgw/isupgw/mtp"
+)
+
+// Adaptive admission: a limit on the calls in set-up (IAM sent, no backward
+// message yet, the call's wait in the outbound queue included), per
+// destination and overall, adjusted once a window from the set-up time the
+// admitted calls measured. It is a delay-gradient limit in the spirit of TCP
+// Vegas and of Netflix's gradient concurrency limits:
+//
+//	gradient = clamp((baseline + Target) / setup, 0.5, 2)
+//	limit    = limit + Smoothing * (limit*gradient + sqrt(limit) - limit)
+//
+// where setup is the window's mean set-up time and baseline the lowest window
+// mean of the last Baseline while nothing was refused (the set-up time
+// without queueing). While set-up times stay below baseline + Target the
+// limit grows (only while at least half of it is used, so an idle
+// destination does not gain an unbounded limit); above it, it shrinks, by at
+// most an eighth a window. At equilibrium the queueing delay the calls see is
+// about Target, the server runs at its capacity and only the excess is
+// refused. The limit never falls below MinLimit (>= 1): with no call in
+// set-up, a call is always admitted.
+
+// AdmissionConfig is the adaptive limit on calls in set-up.
+type AdmissionConfig struct {
+	Enabled bool
+	// Target is the queueing delay allowed on top of the baseline set-up
+	// time (20 ms).
+	Target time.Duration
+	// InitialLimit is the limit before anything was measured (100);
+	// MinLimit and MaxLimit bound it (4, 10000). MinLimit is at least 1.
+	InitialLimit, MinLimit, MaxLimit int
+	// Smoothing is the share of each new estimate taken (0.25).
+	Smoothing float64
+	// Window is how often the limit is adjusted (100 ms).
+	Window time.Duration
+	// Baseline is how long the lowest set-up time is remembered (30 s).
+	Baseline time.Duration
+	// Hold is the least time the admission's level 1 stays raised (2 s);
+	// it clears once nothing was refused for ClearAfter (1 s).
+	Hold, ClearAfter time.Duration
+}
+
+// gate is what the edge reads without a lock.
+type gate struct {
+	inSetup atomic.Int64
+	limit   atomic.Int64
+	refused atomic.Uint64
+}
+
+// full reports whether one more call, behind queued others, would exceed the
+// limit.
+func (g *gate) full(queued int64) bool { return g.inSetup.Load()+queued >= g.limit.Load() }
+
+// limiter adapts one gate's limit.
+type limiter struct {
+	gate
+	limit       float64
+	sum         time.Duration // set-up times completed in this window
+	n           int
+	peak        int64 // most calls in set-up during this window
+	lastRefused uint64
+	base        baseline
+	atMinSince  time.Time
+}
+
+func newLimiter(cfg *AdmissionConfig) *limiter {
+	l := &limiter{limit: float64(cfg.InitialLimit)}
+	l.gate.limit.Store(int64(cfg.InitialLimit))
+	return l
+}
+
+func (l *limiter) started() {
+	if n := l.inSetup.Add(1); n > l.peak {
+		l.peak = n
+	}
+}
+
+func (l *limiter) finished(setup time.Duration, measured bool) {
+	l.inSetup.Add(-1)
+	if measured {
+		l.sum += setup
+		l.n++
+	}
+}
+
+// adjust closes a window: it reports whether the gate refused anything in it.
+func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time) (refused bool) {
+	r := l.refused.Load()
+	refused, l.lastRefused = r != l.lastRefused, r
+	peak := l.peak
+	l.peak = l.inSetup.Load()
+	if l.n == 0 {
+		return refused // nothing measured: the limit stands
+	}
+	setup := l.sum / time.Duration(l.n)
+	l.sum, l.n = 0, 0
+	base := l.base.observe(setup, now, !refused, cfg.Baseline)
+	// A limit held at its minimum for a whole baseline period while set-up
+	// stays slow is no queue it can drain: the path itself got slower, and the
+	// baseline is learnt again.
+	if l.limit > float64(cfg.MinLimit) || setup <= base+cfg.Target {
+		l.atMinSince = time.Time{}
+	} else if l.atMinSince.IsZero() {
+		l.atMinSince = now
+	} else if now.Sub(l.atMinSince) >= cfg.Baseline {
+		l.base.relearn(setup, now)
+		l.atMinSince = time.Time{}
+	}
+	g := min(max(float64(base+cfg.Target)/float64(max(setup, 1)), 0.5), 2)
+	if g > 1 && float64(peak) < l.limit/2 {
+		return refused // the limit is not used: do not grow it
+	}
+	next := l.limit*g + math.Sqrt(l.limit)
+	l.limit += cfg.Smoothing * (next - l.limit)
+	l.limit = min(max(l.limit, float64(cfg.MinLimit)), float64(cfg.MaxLimit))
+	l.gate.limit.Store(int64(l.limit))
+	return refused
+}
+
+// baseline is the lowest window mean of set-up time over the last period (two
+// half-period buckets), from windows in which nothing was refused; when there
+// were none, the last one known.
+type baseline struct {
+	cur, prev time.Duration // 0: nothing in the bucket
+	since     time.Time
+	held      time.Duration
+}
+
+func (b *baseline) observe(setup time.Duration, now time.Time, candidate bool, period time.Duration) time.Duration {
+	if b.since.IsZero() {
+		b.since = now
+	}
+	if now.Sub(b.since) >= period/2 {
+		b.prev, b.cur, b.since = b.cur, 0, now
+	}
+	if candidate && (b.cur == 0 || setup < b.cur) {
+		b.cur = setup
+	}
+	switch {
+	case b.cur > 0 && (b.prev == 0 || b.cur < b.prev):
+		b.held = b.cur
+	case b.prev > 0:
+		b.held = b.prev
+	case b.held == 0:
+		b.held = setup // the first window was already refusing: its mean is all we know
+	}
+	return b.held
+}
+
+func (b *baseline) relearn(setup time.Duration, now time.Time) {
+	b.cur, b.prev, b.since, b.held = setup, 0, now, setup
+}
+
+// setup is one outgoing call in set-up.
+type setup struct {
+	start time.Time // when its outseize was queued
+	l     *limiter
+}
+
+// admission is the controller's adaptive admission state.
+type admission struct {
+	on     atomic.Bool
+	all    *limiter
+	gates  atomic.Pointer[map[mtp.PointCode]*limiter] // copy on write, for the edge
+	setups map[uint64]setup
+	edge   atomic.Uint64 // refusals at the edge
+	// level is the admission's own level (0 or 1), held at least Hold.
+	level       Level
+	since       time.Time
+	lastRefusal time.Time
+	window      time.Time
+	changes     uint64
+}
+
+func (a *admission) init(cfg *AdmissionConfig) {
+	a.all = newLimiter(cfg)
+	a.setups = map[uint64]setup{}
+	m := map[mtp.PointCode]*limiter{}
+	a.gates.Store(&m)
+	a.on.Store(cfg.Enabled)
+}
+
+// limiterFor returns a destination's limiter, creating it (called with the
+// controller's lock held).
+func (a *admission) limiterFor(pc mtp.PointCode, cfg *AdmissionConfig) *limiter {
+	m := *a.gates.Load()
+	if l, ok := m[pc]; ok {
+		return l
+	}
+	n := make(map[mtp.PointCode]*limiter, len(m)+1)
+	for k, v := range m {
+		n[k] = v
+	}
+	l := newLimiter(cfg)
+	n[pc] = l
+	a.gates.Store(&n)
+	return l
+}
+
+// AdmitEdge is the lock-free part of the adaptive admission, for the edge
+// of the stack: it refuses (RefuseAdmission, counted) a new outgoing call to
+// dpc when the calls in set-up to it, or overall, plus the queued requests
+// already reach the limit. Admit means "not refused here": the stack's loop
+// then decides with every check. A destination not yet seen is left to the
+// loop.
+func (c *Controller) AdmitEdge(dpc mtp.PointCode, queued int) Refusal {
+	a := &c.adm
+	if !a.on.Load() {
+		return Admit
+	}
+	l, ok := (*a.gates.Load())[dpc]
+	if !ok {
+		return Admit
+	}
+	q := int64(queued)
+	switch {
+	case l.full(q):
+		l.refused.Add(1)
+	case a.all.full(q):
+		a.all.refused.Add(1)
+	default:
+		return Admit
+	}
+	a.edge.Add(1)
+	return RefuseAdmission
+}
+
+// admitAdaptive is the loop's check, with the lock held: exact, since the
+// calls it admitted are counted in set-up before it is asked again.
+func (c *Controller) admitAdaptive(dpc mtp.PointCode) Refusal {
+	a := &c.adm
+	if !a.on.Load() {
+		return Admit
+	}
+	l := a.limiterFor(dpc, &c.cfg.Admission)
+	switch {
+	case l.full(0):
+		l.refused.Add(1)
+	case a.all.full(0):
+		a.all.refused.Add(1)
+	default:
+		return Admit
+	}
+	return RefuseAdmission
+}
+
+// OutgoingCallStarted is CallStarted for an outgoing call whose IAM was just
+// sent: call identifies it until its first backward message or its end;
+// queued is how long its outseize waited in the outbound queue (counted in
+// its set-up time).
+func (c *Controller) OutgoingCallStarted(pc mtp.PointCode, call uint64, queued time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.callStarted(pc, true)
+	if a := &c.adm; a.on.Load() {
+		l := a.limiterFor(pc, &c.cfg.Admission)
+		l.started()
+		a.all.started()
+		a.setups[call] = setup{start: c.now().Add(-max(queued, 0)), l: l}
+	}
+}
+
+// BackwardFor is Backward for a known call: its set-up time is measured.
+func (c *Controller) BackwardFor(pc mtp.PointCode, call uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.destination(pc).t7Fails = 0
+	c.setupOver(call, true)
+}
+
+// CallEndedFor is CallEnded for a known call; a call that ends in set-up
+// leaves it unmeasured.
+func (c *Controller) CallEndedFor(pc mtp.PointCode, outgoing bool, call uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.callEnded(pc, outgoing)
+	if outgoing {
+		c.setupOver(call, false)
+	}
+}
+
+func (c *Controller) setupOver(call uint64, measured bool) {
+	a := &c.adm
+	s, ok := a.setups[call]
+	if !ok {
+		return
+	}
+	delete(a.setups, call)
+	d := c.now().Sub(s.start)
+	s.l.finished(d, measured)
+	a.all.finished(d, measured)
+}
+
+// admissionTick adjusts the limits once a window and moves the admission's
+// level: raised by the first window with a refusal, cleared once nothing
+// was refused for ClearAfter and the level was held for Hold.
+func (c *Controller) admissionTick(now time.Time) {
+	a, cfg := &c.adm, &c.cfg.Admission
+	if !a.on.Load() {
+		return
+	}
+	if a.window.IsZero() {
+		a.window = now
+	}
+	if now.Sub(a.window) < cfg.Window {
+		return
+	}
+	a.window = now
+	refused := a.all.adjust(cfg, now)
+	for _, l := range *a.gates.Load() {
+		refused = l.adjust(cfg, now) || refused
+	}
+	before := c.outboundLevel()
+	switch {
+	case refused:
+		a.lastRefusal = now
+		if a.level == 0 {
+			a.level, a.since = 1, now
+			a.changes++
+		}
+	case a.level > 0 && now.Sub(a.lastRefusal) >= cfg.ClearAfter && now.Sub(a.since) >= cfg.Hold:
+		a.level = 0
+		a.changes++
+	}
+	c.outboundChanged(before, "admission")
+}
+
+// reset forgets every call in set-up (admission switched off or on).
+func (a *admission) reset(cfg *AdmissionConfig) {
+	a.init(cfg)
+	a.level = 0
+}
+
+// AdmissionStatus is the adaptive admission's state.
+type AdmissionStatus struct {
+	Enabled      bool
+	Level        Level
+	Limit        int // overall
+	InSetup      int // overall
+	LevelChanges uint64
+	Destinations map[mtp.PointCode]AdmissionGate
+}
+
+// AdmissionGate is one destination's limit.
+type AdmissionGate struct{ Limit, InSetup int }
+
+func (a *admission) status() AdmissionStatus {
+	s := AdmissionStatus{Enabled: a.on.Load(), Level: a.level, LevelChanges: a.changes}
+	if a.all == nil {
+		return s
+	}
+	s.Limit, s.InSetup = int(a.all.gate.limit.Load()), int(a.all.inSetup.Load())
+	s.Destinations = map[mtp.PointCode]AdmissionGate{}
+	for pc, l := range *a.gates.Load() {
+		s.Destinations[pc] = AdmissionGate{Limit: int(l.gate.limit.Load()), InSetup: int(l.inSetup.Load())}
+	}
+	return s
+}
