@@ -156,6 +156,8 @@ circuit_groups:
 		{"bad level 1 policy", base + "congestion: {level1_outseize: gap}\n", `x.yaml:12: congestion.level1_outseize: "gap" is not a valid level 1 outseize policy (want one of refuse, throttle)`},
 		{"throttle target without throttle", base + "congestion: {throttle_target: 2s}\n", `x.yaml:12: congestion.throttle_target: set, but level1_outseize is refuse`},
 		{"throttle target below clear", base + "congestion: {level1_outseize: throttle, throttle_target: 500ms}\n", `congestion: throttle target 500ms must lie above the clear average 1s`},
+		{"admission minimum", base + "congestion: {admission: {min_limit: -1}}\n", `x.yaml:12: congestion: admission limits: minimum -1`},
+		{"admission smoothing", base + "congestion: {admission: {smoothing: 2}}\n", `congestion: admission smoothing 2`},
 		{"ACC admit count", base + "congestion: {acc: {admit: [0.5]}}\n", `x.yaml:12: congestion.acc.admit: 1 values (want 3`},
 		{"no groups", strings.Split(base, "circuit_groups:")[0], `x.yaml: circuit_groups: missing (want at least one circuit group)`},
 		{"duplicate group", base + "  - name: b\n    point_code: 3\n    cics: [1]\n", `x.yaml:12: circuit_groups[1].name: "b" is used by another circuit group`},
@@ -328,5 +330,43 @@ circuit_groups: [{name: b, point_code: 2, cics: [1]}]
 	// Port 0 over UDP keeps the default SCTP port (2905) and binds the address.
 	if cfg, err := Parse("l.yaml", []byte(fmt.Sprintf(y, "udp", "127.0.0.1:0", "127.0.0.2:2905", 9899))); err != nil || len(cfg.M3UAOptions) != 2 {
 		t.Errorf("local with port 0: %v", err)
+	}
+}
+
+// TestAdmissionSettings: the adaptive admission is on by default, with the
+// package's defaults, and the file sets or disables it.
+func TestAdmissionSettings(t *testing.T) {
+	cfg, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := cfg.Congestion.Admission; !a.Enabled {
+		t.Errorf("admission off by default: %+v", a)
+	}
+	base := `point_code: 1
+m3ua:
+  listen: 127.0.0.1:2905
+  peers:
+    - name: b
+      accept_from: 127.0.0.1
+      point_codes: [2]
+circuit_groups:
+  - name: b
+    point_code: 2
+    cics: ["1-31"]
+`
+	cfg, err = Parse("a.yaml", []byte(base+"congestion: {admission: {target: 50ms, min_limit: 2, initial_limit: 30, window: 200ms}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := cfg.Congestion.Admission; !a.Enabled || a.Target != 50*time.Millisecond || a.MinLimit != 2 || a.InitialLimit != 30 || a.Window != 200*time.Millisecond {
+		t.Errorf("admission %+v", a)
+	}
+	cfg, err = Parse("a.yaml", []byte(base+"congestion: {admission: {enabled: false}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Congestion.Admission.Enabled {
+		t.Error("admission: {enabled: false} left it on")
 	}
 }
