@@ -68,12 +68,17 @@ func (g *Gateway) edgeAdmit(dpc mtp.PointCode, route string) (stack.Status, bool
 	if route != "" {
 		dpc = g.routes[route]
 	}
-	if _, ok := g.firstCIC[dpc]; !ok {
-		return stack.StatusOK, false
-	}
 	if g.edge.Load() != 0 {
+		if _, ok := g.firstCIC[dpc]; !ok {
+			return stack.StatusOK, false
+		}
+		if r := sprc.Refusal(g.edgeRefusal.Load()); r != sprc.Admit {
+			g.Control.RefuseAtEdge(r) // the same for every call: no lock, no clock
+			return refusalStatus[r], true
+		}
 		return refusalStatus[g.Control.AdmitOutgoingAt(dpc, g.Stack.OutboundWait())], true
 	}
+	// The admission knows only destinations the loop admitted calls to.
 	if g.Control.AdmitEdge(dpc, g.Stack.QueueLen(stack.Outbound)) != sprc.Admit {
 		return stack.StatusOutboundCongestion, true
 	}
@@ -93,6 +98,7 @@ func (g *Gateway) refreshEdge() {
 		st = stack.StatusHighTraffic
 	}
 	g.edge.Store(uint32(st))
+	g.edgeRefusal.Store(uint32(g.Control.EdgeRefusal()))
 }
 
 // refusalStatus is the host-visible status of each refusal (an array: it is

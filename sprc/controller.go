@@ -115,6 +115,8 @@ type Controller struct {
 	inboundLevel atomic.Uint32
 	shed         atomic.Uint64
 	adm          admission
+	// refusedAtEdge counts RefuseAtEdge's refusals, without the lock.
+	refusedAtEdge [numRefusals]atomic.Uint64
 }
 
 // New builds a controller; now is its clock (time.Now in production).
@@ -135,6 +137,7 @@ func New(cfg Config, now func() time.Time, act Actions) (*Controller, error) {
 	c := &Controller{cfg: cfg, now: now, act: act, dests: map[mtp.PointCode]*dest{}}
 	c.dir = [2]levelMachine{newLevelMachine(cfg.AverageOver), newLevelMachine(cfg.AverageOver)}
 	c.adm.init(&c.cfg.Admission)
+	c.adm.window = now()
 	for i := range cfg.Constraints {
 		c.destination(cfg.Constraints[i].DPC).limit = &c.cfg.Constraints[i]
 	}
@@ -263,6 +266,28 @@ func (c *Controller) AdmitIncoming(opc mtp.PointCode) bool {
 	}
 	return true
 }
+
+// EdgeRefusal is the refusal every new outgoing call gets whatever its
+// destination and the queue's wait, or Admit when there is none (no level,
+// or level 1 with the throttle, which depends on the wait). It changes only
+// when a probe period closes or the configuration is replaced.
+func (c *Controller) EdgeRefusal() Refusal {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch lvl := c.dir[Outbound].level; {
+	case lvl >= 2, lvl == 1 && c.cfg.Level1Outseize != Level1Throttle:
+		return RefuseOutboundCongestion
+	case lvl == 1:
+		return Admit
+	case c.cy.yellow:
+		return RefuseHighTraffic
+	}
+	return Admit
+}
+
+// RefuseAtEdge counts a refusal given, without asking, from EdgeRefusal:
+// the cheapest refusal, with no lock and no clock.
+func (c *Controller) RefuseAtEdge(r Refusal) { c.refusedAtEdge[r].Add(1) }
 
 // AdmitOutgoing decides on a new outgoing call to dpc, before any IAM.
 func (c *Controller) AdmitOutgoing(dpc mtp.PointCode) Refusal {
@@ -622,6 +647,9 @@ func (c *Controller) Snapshot() Stats {
 	s.CodeYellow, s.CodeRed = c.cy.yellow, c.cy.red
 	s.ThrottlingSampleActivity = c.cy.sampleActivity
 	s.Refused[RefuseAdmission] += c.adm.edge.Load()
+	for i := range s.Refused {
+		s.Refused[i] += c.refusedAtEdge[i].Load()
+	}
 	s.Admission = c.adm.status()
 	s.Destinations = nil
 	for _, d := range c.dests {
@@ -656,6 +684,7 @@ func (c *Controller) Reconfigure(cfg Config) error {
 		// Calls in set-up are tracked only while on: start afresh.
 		before := c.outboundLevel()
 		c.adm.reset(&cfg.Admission)
+		c.adm.window = c.now()
 		c.cfg = cfg
 		c.outboundChanged(before, "admission")
 	}
