@@ -269,15 +269,16 @@ func congestedMetrics(port int) (bool, error) {
 	return parseCongestion(resp.Body)
 }
 
-// parseCongestion finds isupgw_sprc_level and isupgw_sprc_code_yellow in a
-// Prometheus text exposition.
+// parseCongestion finds isupgw_sprc_level, isupgw_sprc_admission_level and
+// isupgw_sprc_code_yellow in a Prometheus text exposition.
 func parseCongestion(r io.Reader) (bool, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	found := false
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "isupgw_sprc_level{") && !strings.HasPrefix(line, "isupgw_sprc_code_yellow ") {
+		if !strings.HasPrefix(line, "isupgw_sprc_level{") && !strings.HasPrefix(line, "isupgw_sprc_code_yellow ") &&
+			!strings.HasPrefix(line, "isupgw_sprc_admission_level ") {
 			continue
 		}
 		found = true
