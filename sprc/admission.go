@@ -20,9 +20,10 @@ import (
 // where setup is the window's mean set-up time and baseline the lowest window
 // mean of the last Baseline while nothing was refused (the set-up time
 // without queueing). While set-up times stay below baseline + Target the
-// limit grows (only while at least half of it is used, so an idle
-// destination does not gain an unbounded limit); above it, it shrinks, by at
-// most an eighth a window. At equilibrium the queueing delay the calls see is
+// limit grows (only while at least a quarter of it is used, so an idle
+// destination does not gain an unbounded limit, yet a load that doubles or
+// more at once still finds room); above it, it shrinks, by at most an eighth
+// a window. At equilibrium the queueing delay the calls see is
 // about Target, the server runs at its capacity and only the excess is
 // refused. The limit never falls below MinLimit (>= 1): with no call in
 // set-up, a call is always admitted.
@@ -114,10 +115,17 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time) (refused bool) {
 		l.atMinSince = time.Time{}
 	}
 	g := min(max(float64(base+cfg.Target)/float64(max(setup, 1)), 0.5), 2)
-	if g > 1 && float64(peak) < l.limit/2 {
-		return refused // the limit is not used: do not grow it
-	}
 	next := l.limit*g + math.Sqrt(l.limit)
+	if g > 1 && float64(peak) < l.limit/4 {
+		// The limit is not used: do not grow it, and let it come back
+		// towards four times what is used (not below the initial limit),
+		// so that a later overload does not find a limit grown in a busy
+		// hour long gone.
+		next = max(4*float64(peak), float64(cfg.InitialLimit))
+		if next >= l.limit {
+			return refused
+		}
+	}
 	l.limit += cfg.Smoothing * (next - l.limit)
 	l.limit = min(max(l.limit, float64(cfg.MinLimit)), float64(cfg.MaxLimit))
 	l.gate.limit.Store(int64(l.limit))
@@ -177,6 +185,7 @@ type admission struct {
 	lastRefusal time.Time
 	window      time.Time
 	changes     uint64
+	refusing    int // windows in a row with a refusal
 }
 
 func (a *admission) init(cfg *AdmissionConfig) {
@@ -299,8 +308,8 @@ func (c *Controller) setupOver(call uint64, measured bool) {
 }
 
 // admissionTick adjusts the limits once a window and moves the admission's
-// level: raised by the first window with a refusal, cleared once nothing
-// was refused for ClearAfter and the level was held for Hold.
+// level: raised by the second window in a row with a refusal, cleared once
+// nothing was refused for ClearAfter and the level was held for Hold.
 func (c *Controller) admissionTick(now time.Time) {
 	a, cfg := &c.adm, &c.cfg.Admission
 	if !a.on.Load() {
@@ -318,10 +327,15 @@ func (c *Controller) admissionTick(now time.Time) {
 		refused = l.adjust(cfg, now) || refused
 	}
 	before := c.outboundLevel()
+	if refused {
+		a.refusing++
+	} else {
+		a.refusing = 0
+	}
 	switch {
 	case refused:
 		a.lastRefusal = now
-		if a.level == 0 {
+		if a.level == 0 && a.refusing >= 2 { // two windows in a row: not a stray burst
 			a.level, a.since = 1, now
 			a.changes++
 		}

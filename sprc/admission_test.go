@@ -284,3 +284,17 @@ func TestAdmissionOffKeepsSeedBehaviour(t *testing.T) {
 	}
 	f.expectAlarms("")
 }
+
+// TestAdmissionAdmitsLoadStepsBelowCapacity: a load that doubles at once, as
+// in the benchmark's capacity search, but stays below the capacity, is never
+// refused: the limit keeps room for it.
+func TestAdmissionAdmitsLoadStepsBelowCapacity(t *testing.T) {
+	s := newSim(t, 10000, 100*time.Millisecond)
+	for _, load := range []float64{500, 1000, 2000, 4000, 8000} {
+		s.run(load, 5*time.Second)
+	}
+	if r := s.over(0, len(s.secs)).refused; r != 0 {
+		t.Errorf("%d calls refused below the capacity\n%s", r, s.trace())
+	}
+	s.f.expectAlarms("")
+}

@@ -56,7 +56,10 @@ func TestAdmissionLevelRaisesAlarmAndACL(t *testing.T) {
 	if r := f.c.AdmitOutgoing(5); r != RefuseAdmission {
 		t.Fatalf("second call in set-up at limit 1: %v", r)
 	}
-	f.advance(100 * time.Millisecond) // the window closes
+	f.advance(100 * time.Millisecond) // the window closes: one stray refusal
+	f.expectAlarms("")
+	f.c.AdmitOutgoing(5)
+	f.advance(100 * time.Millisecond) // a second window in a row with a refusal
 	if len(f.alarms) != 1 || f.alarms[0].Data["direction"] != "outbound" || f.alarms[0].Data["level"] != 1 {
 		t.Fatalf("alarms %+v", f.alarms)
 	}
