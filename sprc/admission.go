@@ -26,7 +26,11 @@ import (
 // a window. At equilibrium the queueing delay the calls see is
 // about Target, the server runs at its capacity and only the excess is
 // refused. The limit never falls below MinLimit (>= 1): with no call in
-// set-up, a call is always admitted.
+// set-up, a call is always admitted. After a Baseline period of refusing the
+// baseline is probed (the limit at a quarter for two windows, BBR's
+// ProbeRTT). The overall limit moves with the highest gradient of the
+// destinations: it shrinks when all of them slow down (the gateway is the
+// bottleneck), not for one slow far end.
 
 // AdmissionConfig is the adaptive limit on calls in set-up.
 type AdmissionConfig struct {
@@ -69,6 +73,12 @@ type limiter struct {
 	lastRefused uint64
 	base        baseline
 	atMinSince  time.Time
+	// lastSeen is the last window that could show the baseline (nothing
+	// refused); probe counts down the windows of a baseline probe, which
+	// holds the limit at a quarter of probeFrom.
+	lastSeen  time.Time
+	probe     int
+	probeFrom float64
 }
 
 func newLimiter(cfg *AdmissionConfig) *limiter {
@@ -91,17 +101,51 @@ func (l *limiter) finished(setup time.Duration, measured bool) {
 	}
 }
 
-// adjust closes a window: it reports whether the gate refused anything in it.
-func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time) (refused bool) {
+// closeWindow reports whether the gate refused anything in the window and
+// the most calls it had in set-up.
+func (l *limiter) closeWindow() (refused bool, peak int64) {
 	r := l.refused.Load()
 	refused, l.lastRefused = r != l.lastRefused, r
-	peak := l.peak
-	l.peak = l.inSetup.Load()
+	peak, l.peak = l.peak, l.inSetup.Load()
+	return refused, peak
+}
+
+// adjust closes a destination's window: it measures the gradient from the
+// window's set-up times and applies it. ok is false when nothing was
+// measured (the limit stands).
+func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time) (refused bool, g float64, ok bool) {
+	refused, peak := l.closeWindow()
 	if l.n == 0 {
-		return refused // nothing measured: the limit stands
+		return refused, 0, false
 	}
 	setup := l.sum / time.Duration(l.n)
 	l.sum, l.n = 0, 0
+	if l.lastSeen.IsZero() {
+		l.lastSeen = now
+	}
+	switch l.probe {
+	case 2: // the queue drains
+		l.probe = 1
+		return refused, 0, false
+	case 1: // drained: this window's set-up is close to the baseline
+		l.probe, l.lastSeen = 0, now
+		l.base.observe(setup, now, true, cfg.Baseline)
+		l.limit = l.probeFrom
+		l.gate.limit.Store(int64(l.limit))
+		return refused, 0, false
+	}
+	if !refused {
+		l.lastSeen = now
+	} else if now.Sub(l.lastSeen) >= cfg.Baseline {
+		// Refusing for a whole baseline period, the baseline was not seen
+		// since (or never, when the overload came first): probe it, as
+		// BBR's ProbeRTT does, with the limit at a quarter for two windows
+		// (one to drain the queue, one to measure), then back.
+		l.probe, l.probeFrom = 2, l.limit
+		l.limit = max(l.limit/4, float64(cfg.MinLimit))
+		l.gate.limit.Store(int64(l.limit))
+		return refused, 0, false
+	}
 	base := l.base.observe(setup, now, !refused, cfg.Baseline)
 	// A limit held at its minimum for a whole baseline period while set-up
 	// stays slow is no queue it can drain: the path itself got slower, and the
@@ -114,7 +158,13 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time) (refused bool) {
 		l.base.relearn(setup, now)
 		l.atMinSince = time.Time{}
 	}
-	g := min(max(float64(base+cfg.Target)/float64(max(setup, 1)), 0.5), 2)
+	g = min(max(float64(base+cfg.Target)/float64(max(setup, 1)), 0.5), 2)
+	l.apply(cfg, g, peak)
+	return refused, g, true
+}
+
+// apply moves the limit by a gradient.
+func (l *limiter) apply(cfg *AdmissionConfig, g float64, peak int64) {
 	next := l.limit*g + math.Sqrt(l.limit)
 	if g > 1 && float64(peak) < l.limit/4 {
 		// The limit is not used: do not grow it, and let it come back
@@ -123,13 +173,12 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time) (refused bool) {
 		// hour long gone.
 		next = max(4*float64(peak), float64(cfg.InitialLimit))
 		if next >= l.limit {
-			return refused
+			return
 		}
 	}
 	l.limit += cfg.Smoothing * (next - l.limit)
 	l.limit = min(max(l.limit, float64(cfg.MinLimit)), float64(cfg.MaxLimit))
 	l.gate.limit.Store(int64(l.limit))
-	return refused
 }
 
 // baseline is the lowest window mean of set-up time over the last period (two
@@ -304,7 +353,7 @@ func (c *Controller) setupOver(call uint64, measured bool) {
 	delete(a.setups, call)
 	d := c.now().Sub(s.start)
 	s.l.finished(d, measured)
-	a.all.finished(d, measured)
+	a.all.finished(d, false) // the overall limit moves with the destinations' gradients
 }
 
 // admissionTick adjusts the limits once a window and moves the admission's
@@ -322,9 +371,20 @@ func (c *Controller) admissionTick(now time.Time) {
 		return
 	}
 	a.window = now
-	refused := a.all.adjust(cfg, now)
+	// The overall limit follows the least congested destination: when the
+	// gateway itself is the bottleneck every destination's set-up slows
+	// down, while one slow far end must not starve the others.
+	refused, peak := a.all.closeWindow()
+	best, measured := 0.0, false
 	for _, l := range *a.gates.Load() {
-		refused = l.adjust(cfg, now) || refused
+		r, g, ok := l.adjust(cfg, now)
+		refused = refused || r
+		if ok && (!measured || g > best) {
+			best, measured = g, true
+		}
+	}
+	if measured {
+		a.all.apply(cfg, best, peak)
 	}
 	before := c.outboundLevel()
 	if refused {

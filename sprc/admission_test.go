@@ -41,95 +41,116 @@ func (s second) meanWait() time.Duration {
 	return s.waitSum / time.Duration(s.completed)
 }
 
-// sim drives a controller with an offered load against a simServer in 1 ms
-// steps, ticking the controller every 10 ms.
-type sim struct {
-	t      *testing.T
-	f      *fake
-	srv    simServer
-	pc     mtp.PointCode
-	nextID uint64
-	carry  float64
-	secs   []second
-	cur    second
-	step   int
+// lane is one destination of a simulation: its server, its offered load
+// and what each second saw.
+type lane struct {
+	pc    mtp.PointCode
+	srv   simServer
+	load  float64
+	carry float64
+	secs  []second
+	cur   second
 	// firstRefusal is when the first refusal happened (zero: none).
 	firstRefusal time.Time
 }
 
-func newSim(t *testing.T, rate float64, prop time.Duration) *sim {
-	cfg := Config{Admission: Default.Admission}
-	return &sim{t: t, f: newFake(t, cfg), srv: simServer{rate: rate, prop: prop}, pc: 7}
+// sim drives a controller with an offered load against a simServer (and
+// the extra lanes, other destinations) in 1 ms steps, ticking the
+// controller every 10 ms.
+type sim struct {
+	lane
+	t      *testing.T
+	f      *fake
+	extra  []*lane
+	nextID uint64
+	step   int
 }
 
-// run offers load calls/s for d.
+func newSim(t *testing.T, rate float64, prop time.Duration) *sim {
+	cfg := Config{Admission: Default.Admission}
+	return &sim{t: t, f: newFake(t, cfg), lane: lane{srv: simServer{rate: rate, prop: prop}, pc: 7}}
+}
+
+// run offers load calls/s to the first destination (the extra lanes their
+// own loads) for d.
 func (s *sim) run(load float64, d time.Duration) {
 	s.t.Helper()
-	c := s.f.c
+	s.load = load
+	lanes := append([]*lane{&s.lane}, s.extra...)
 	for end := s.f.now.Add(d); s.f.now.Before(end); {
 		s.f.now = s.f.now.Add(time.Millisecond)
 		s.step++
-		// Arrivals, spread evenly.
-		s.carry += load / 1000
-		for ; s.carry >= 1; s.carry-- {
-			s.cur.offered++
-			r := c.AdmitEdge(s.pc, 0)
-			if r == Admit {
-				r = c.AdmitOutgoing(s.pc)
-			}
-			if r != Admit {
-				if r != RefuseAdmission {
-					s.t.Fatalf("refused %v, want only admission refusals", r)
-				}
-				// Never zero: a refusal needs a call in set-up.
-				if n := c.adm.all.inSetup.Load(); n < 1 {
-					s.t.Fatalf("refused with %d calls in set-up", n)
-				}
-				if s.firstRefusal.IsZero() {
-					s.firstRefusal = s.f.now
-				}
-				s.cur.refused++
-				continue
-			}
-			s.nextID++
-			c.OutgoingCallStarted(s.pc, s.nextID, 0)
-			s.srv.queue = append(s.srv.queue, simCall{id: s.nextID, queued: s.f.now})
-			s.cur.admitted++
-		}
-		// Service.
-		s.srv.credit += s.srv.rate / 1000
-		for s.srv.credit >= 1 && len(s.srv.queue) > 0 {
-			x := s.srv.queue[0]
-			s.srv.queue = s.srv.queue[1:]
-			s.cur.waitSum += s.f.now.Sub(x.queued)
-			x.due = s.f.now.Add(s.srv.prop)
-			s.srv.flight = append(s.srv.flight, x)
-			s.srv.credit--
-		}
-		if len(s.srv.queue) == 0 {
-			s.srv.credit = min(s.srv.credit, 1) // an idle server banks no work
-		}
-		for len(s.srv.flight) > 0 && !s.srv.flight[0].due.After(s.f.now) {
-			x := s.srv.flight[0]
-			s.srv.flight = s.srv.flight[1:]
-			c.BackwardFor(s.pc, x.id)
-			c.CallEndedFor(s.pc, true, x.id)
-			s.cur.completed++
+		for _, ln := range lanes {
+			s.stepLane(ln)
 		}
 		if s.step%10 == 0 {
-			c.Tick()
+			s.f.c.Tick()
 		}
 		if s.step%1000 == 0 {
-			st := c.Snapshot().Admission
-			s.cur.limit, s.cur.level = st.Destinations[s.pc].Limit, st.Level
-			s.secs = append(s.secs, s.cur)
-			s.cur = second{}
+			st := s.f.c.Snapshot().Admission
+			for _, ln := range lanes {
+				ln.cur.limit, ln.cur.level = st.Destinations[ln.pc].Limit, st.Level
+				ln.secs = append(ln.secs, ln.cur)
+				ln.cur = second{}
+			}
 		}
 	}
 }
 
+// stepLane runs one millisecond of a destination.
+func (s *sim) stepLane(ln *lane) {
+	c := s.f.c
+	// Arrivals, spread evenly.
+	ln.carry += ln.load / 1000
+	for ; ln.carry >= 1; ln.carry-- {
+		ln.cur.offered++
+		r := c.AdmitEdge(ln.pc, 0)
+		if r == Admit {
+			r = c.AdmitOutgoing(ln.pc)
+		}
+		if r != Admit {
+			if r != RefuseAdmission {
+				s.t.Fatalf("refused %v, want only admission refusals", r)
+			}
+			// Never zero: a refusal needs a call in set-up.
+			if n := c.adm.all.inSetup.Load(); n < 1 {
+				s.t.Fatalf("refused with %d calls in set-up", n)
+			}
+			if ln.firstRefusal.IsZero() {
+				ln.firstRefusal = s.f.now
+			}
+			ln.cur.refused++
+			continue
+		}
+		s.nextID++
+		c.OutgoingCallStarted(ln.pc, s.nextID, 0)
+		ln.srv.queue = append(ln.srv.queue, simCall{id: s.nextID, queued: s.f.now})
+		ln.cur.admitted++
+	}
+	// Service.
+	ln.srv.credit += ln.srv.rate / 1000
+	for ln.srv.credit >= 1 && len(ln.srv.queue) > 0 {
+		x := ln.srv.queue[0]
+		ln.srv.queue = ln.srv.queue[1:]
+		ln.cur.waitSum += s.f.now.Sub(x.queued)
+		x.due = s.f.now.Add(ln.srv.prop)
+		ln.srv.flight = append(ln.srv.flight, x)
+		ln.srv.credit--
+	}
+	if len(ln.srv.queue) == 0 {
+		ln.srv.credit = min(ln.srv.credit, 1) // an idle server banks no work
+	}
+	for len(ln.srv.flight) > 0 && !ln.srv.flight[0].due.After(s.f.now) {
+		x := ln.srv.flight[0]
+		ln.srv.flight = ln.srv.flight[1:]
+		c.BackwardFor(ln.pc, x.id)
+		c.CallEndedFor(ln.pc, true, x.id)
+		ln.cur.completed++
+	}
+}
+
 // over sums seconds [from, to) of the run.
-func (s *sim) over(from, to int) second {
+func (s *lane) over(from, to int) second {
 	var t second
 	for _, x := range s.secs[from:to] {
 		t.offered += x.offered
@@ -141,7 +162,7 @@ func (s *sim) over(from, to int) second {
 	return t
 }
 
-func (s *sim) trace() string {
+func (s *lane) trace() string {
 	var b strings.Builder
 	for i, x := range s.secs {
 		fmt.Fprintf(&b, "%3d s: offered %5d admitted %5d refused %5d completed %5d wait %6v limit %4d level %d\n",
@@ -297,4 +318,21 @@ func TestAdmissionAdmitsLoadStepsBelowCapacity(t *testing.T) {
 		t.Errorf("%d calls refused below the capacity\n%s", r, s.trace())
 	}
 	s.f.expectAlarms("")
+}
+
+// TestAdmissionSlowDestinationDoesNotStarveOthers: one far end overloaded
+// from the first second (offered three times what it serves, so its
+// baseline is never seen until a probe) beside one with room to spare: the
+// slow one's limit shrinks, and after its first baseline probe (30 s) its
+// queue is bounded; the overall limit follows the destination with room,
+// whose calls are all admitted.
+func TestAdmissionSlowDestinationDoesNotStarveOthers(t *testing.T) {
+	s := newSim(t, 200, 5*time.Millisecond)
+	fast := &lane{pc: 8, srv: simServer{rate: 5000, prop: 5 * time.Millisecond}, load: 2000}
+	s.extra = []*lane{fast}
+	s.run(600, 60*time.Second)
+	s.expectCapacity(35, 60, 200)
+	if f := fast.over(5, 60); f.refused != 0 || f.admitted != f.offered {
+		t.Errorf("the destination with room: offered %d, admitted %d, refused %d\n%s", f.offered, f.admitted, f.refused, fast.trace())
+	}
 }
