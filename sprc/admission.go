@@ -224,7 +224,7 @@ type setup struct {
 // admission is the controller's adaptive admission state.
 type admission struct {
 	on     atomic.Bool
-	all    *limiter
+	all    atomic.Pointer[limiter]                    // replaced when switched on or off, read by the edge
 	gates  atomic.Pointer[map[mtp.PointCode]*limiter] // copy on write, for the edge
 	setups map[uint64]setup
 	edge   atomic.Uint64 // refusals at the edge
@@ -238,7 +238,7 @@ type admission struct {
 }
 
 func (a *admission) init(cfg *AdmissionConfig) {
-	a.all = newLimiter(cfg)
+	a.all.Store(newLimiter(cfg))
 	a.setups = map[uint64]setup{}
 	m := map[mtp.PointCode]*limiter{}
 	a.gates.Store(&m)
@@ -277,12 +277,12 @@ func (c *Controller) AdmitEdge(dpc mtp.PointCode, queued int) Refusal {
 	if !ok {
 		return Admit
 	}
-	q := int64(queued)
+	q, all := int64(queued), a.all.Load()
 	switch {
 	case l.full(q):
 		l.refused.Add(1)
-	case a.all.full(q):
-		a.all.refused.Add(1)
+	case all.full(q):
+		all.refused.Add(1)
 	default:
 		return Admit
 	}
@@ -297,12 +297,12 @@ func (c *Controller) admitAdaptive(dpc mtp.PointCode) Refusal {
 	if !a.on.Load() {
 		return Admit
 	}
-	l := a.limiterFor(dpc, &c.cfg.Admission)
+	l, all := a.limiterFor(dpc, &c.cfg.Admission), a.all.Load()
 	switch {
 	case l.full(0):
 		l.refused.Add(1)
-	case a.all.full(0):
-		a.all.refused.Add(1)
+	case all.full(0):
+		all.refused.Add(1)
 	default:
 		return Admit
 	}
@@ -320,7 +320,7 @@ func (c *Controller) OutgoingCallStarted(pc mtp.PointCode, call uint64, queued t
 	if a := &c.adm; a.on.Load() {
 		l := a.limiterFor(pc, &c.cfg.Admission)
 		l.started()
-		a.all.started()
+		a.all.Load().started()
 		a.setups[call] = setup{start: c.now().Add(-max(queued, 0)), l: l}
 	}
 }
@@ -353,7 +353,7 @@ func (c *Controller) setupOver(call uint64, measured bool) {
 	delete(a.setups, call)
 	d := c.now().Sub(s.start)
 	s.l.finished(d, measured)
-	a.all.finished(d, false) // the overall limit moves with the destinations' gradients
+	a.all.Load().finished(d, false) // the overall limit moves with the destinations' gradients
 }
 
 // admissionTick adjusts the limits once a window and moves the admission's
@@ -374,7 +374,8 @@ func (c *Controller) admissionTick(now time.Time) {
 	// The overall limit follows the least congested destination: when the
 	// gateway itself is the bottleneck every destination's set-up slows
 	// down, while one slow far end must not starve the others.
-	refused, peak := a.all.closeWindow()
+	all := a.all.Load()
+	refused, peak := all.closeWindow()
 	best, measured := 0.0, false
 	for _, l := range *a.gates.Load() {
 		r, g, ok := l.adjust(cfg, now)
@@ -384,7 +385,7 @@ func (c *Controller) admissionTick(now time.Time) {
 		}
 	}
 	if measured {
-		a.all.apply(cfg, best, peak)
+		all.apply(cfg, best, peak)
 	}
 	before := c.outboundLevel()
 	if refused {
@@ -427,10 +428,8 @@ type AdmissionGate struct{ Limit, InSetup int }
 
 func (a *admission) status() AdmissionStatus {
 	s := AdmissionStatus{Enabled: a.on.Load(), Level: a.level, LevelChanges: a.changes}
-	if a.all == nil {
-		return s
-	}
-	s.Limit, s.InSetup = int(a.all.gate.limit.Load()), int(a.all.inSetup.Load())
+	all := a.all.Load()
+	s.Limit, s.InSetup = int(all.gate.limit.Load()), int(all.inSetup.Load())
 	s.Destinations = map[mtp.PointCode]AdmissionGate{}
 	for pc, l := range *a.gates.Load() {
 		s.Destinations[pc] = AdmissionGate{Limit: int(l.gate.limit.Load()), InSetup: int(l.inSetup.Load())}

@@ -113,7 +113,7 @@ func (s *sim) stepLane(ln *lane) {
 				s.t.Fatalf("refused %v, want only admission refusals", r)
 			}
 			// Never zero: a refusal needs a call in set-up.
-			if n := c.adm.all.inSetup.Load(); n < 1 {
+			if n := c.adm.all.Load().inSetup.Load(); n < 1 {
 				s.t.Fatalf("refused with %d calls in set-up", n)
 			}
 			if ln.firstRefusal.IsZero() {
@@ -271,7 +271,7 @@ func TestAdmissionNeverAdmitsZero(t *testing.T) {
 		t.Errorf("nothing admitted\n%s", s.trace())
 	}
 	s.run(0, 5*time.Second) // every call in set-up answered
-	if n := s.f.c.adm.all.inSetup.Load(); n != 0 {
+	if n := s.f.c.adm.all.Load().inSetup.Load(); n != 0 {
 		t.Fatalf("%d calls still in set-up", n)
 	}
 	if r := s.f.c.AdmitOutgoing(s.pc); r != Admit {

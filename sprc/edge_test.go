@@ -95,3 +95,41 @@ func TestAdmissionLevelRaisesAlarmAndACL(t *testing.T) {
 		t.Fatalf("ACL %d after clearing", acl)
 	}
 }
+
+// TestAdmissionSwitchedOnAndOff: a reload that switches the admission off
+// stops its refusals and forgets the calls in set-up; switched on again it
+// starts afresh. The edge may read it meanwhile (go test -race).
+func TestAdmissionSwitchedOnAndOff(t *testing.T) {
+	cfg := Config{Admission: AdmissionConfig{Enabled: true, InitialLimit: 1, MinLimit: 1, MaxLimit: 1}}
+	f := newFake(t, cfg)
+	f.c.OutgoingCallStarted(5, 1, 0)
+	if r := f.c.AdmitEdge(5, 0); r != RefuseAdmission {
+		t.Fatalf("at the limit: %v", r)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 1000 {
+			f.c.AdmitEdge(5, 0)
+		}
+	}()
+	off := cfg
+	off.Admission.Enabled = false
+	if err := f.c.Reconfigure(off); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.Reconfigure(cfg); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if s := f.c.Snapshot().Admission; !s.Enabled || s.InSetup != 0 {
+		t.Fatalf("after off and on: %+v", s)
+	}
+	if r := f.c.AdmitEdge(5, 0); r != Admit {
+		t.Fatalf("a fresh start refused: %v", r)
+	}
+	f.c.BackwardFor(5, 1) // a call from before the reload: ignored
+	if s := f.c.Snapshot().Admission; s.InSetup != 0 {
+		t.Fatalf("in set-up %d, want 0", s.InSetup)
+	}
+}
