@@ -61,17 +61,14 @@ type Gateway struct {
 	routes   map[string]mtp.PointCode // circuit group names
 	// edge is the status every new outgoing call is refused with at the edge
 	// (0: none; see edgeAdmit).
-	edge atomic.Uint32
-	// edgeRefusal is the sprc.Refusal every new outgoing call gets while the
-	// answer depends on nothing else (0: ask the controller).
-	edgeRefusal atomic.Uint32
-	opts        options
-	avail       *availability
-	cfg         Config
-	started     time.Time
-	ctx         context.Context
-	wg          sync.WaitGroup
-	stackErr    chan error
+	edge     atomic.Uint32
+	opts     options
+	avail    *availability
+	cfg      Config
+	started  time.Time
+	ctx      context.Context
+	wg       sync.WaitGroup
+	stackErr chan error
 }
 
 // New builds a gateway. Stack events go to sink from the stack's loop; sink must

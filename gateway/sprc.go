@@ -68,11 +68,11 @@ func (g *Gateway) edgeAdmit(dpc mtp.PointCode, route string) (stack.Status, bool
 	if route != "" {
 		dpc = g.routes[route]
 	}
-	if g.edge.Load() != 0 {
+	if r := g.Control.EdgeRefusal(); r != sprc.Admit || g.edge.Load() != 0 {
 		if _, ok := g.firstCIC[dpc]; !ok {
 			return stack.StatusOK, false
 		}
-		if r := sprc.Refusal(g.edgeRefusal.Load()); r != sprc.Admit {
+		if r != sprc.Admit {
 			g.Control.RefuseAtEdge(r) // the same for every call: no lock, no clock
 			return refusalStatus[r], true
 		}
@@ -98,7 +98,6 @@ func (g *Gateway) refreshEdge() {
 		st = stack.StatusHighTraffic
 	}
 	g.edge.Store(uint32(st))
-	g.edgeRefusal.Store(uint32(g.Control.EdgeRefusal()))
 }
 
 // refusalStatus is the host-visible status of each refusal (an array: it is

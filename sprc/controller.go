@@ -117,6 +117,7 @@ type Controller struct {
 	adm          admission
 	// refusedAtEdge counts RefuseAtEdge's refusals, without the lock.
 	refusedAtEdge [numRefusals]atomic.Uint64
+	edgeRefusal   atomic.Uint32 // see EdgeRefusal
 }
 
 // New builds a controller; now is its clock (time.Now in production).
@@ -176,6 +177,7 @@ func (c *Controller) Probe(dir Direction, delay time.Duration) {
 		before = c.outboundLevel()
 	}
 	after := m.record(delay, &c.cfg)
+	c.updateEdge()
 	switch dir {
 	case Inbound:
 		c.inboundLevel.Store(uint32(after))
@@ -187,6 +189,7 @@ func (c *Controller) Probe(dir Direction, delay time.Duration) {
 	if dir == Inbound {
 		worst := max(delay, c.dir[Outbound].last)
 		change, isRed := c.cy.sample(worst, c.now(), &c.cfg.CodeYellow)
+		c.updateEdge()
 		switch change {
 		case 1:
 			c.alarm(Alarm{Number: AlarmSystemBusy, Severity: SeverityMajor, Text: "System Busy (Code Yellow): high traffic, new calls refused",
@@ -269,11 +272,16 @@ func (c *Controller) AdmitIncoming(opc mtp.PointCode) bool {
 
 // EdgeRefusal is the refusal every new outgoing call gets whatever its
 // destination and the queue's wait, or Admit when there is none (no level,
-// or level 1 with the throttle, which depends on the wait). It changes only
-// when a probe period closes or the configuration is replaced.
-func (c *Controller) EdgeRefusal() Refusal {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// or level 1 with the throttle, which depends on the wait). It is read
+// without a lock and is always current: it is updated, with the lock held,
+// the moment a level or Code Yellow changes (before any alarm says so) or
+// the configuration is replaced.
+func (c *Controller) EdgeRefusal() Refusal { return Refusal(c.edgeRefusal.Load()) }
+
+// updateEdge recomputes EdgeRefusal (with the lock held).
+func (c *Controller) updateEdge() { c.edgeRefusal.Store(uint32(c.edgeRefusalLocked())) }
+
+func (c *Controller) edgeRefusalLocked() Refusal {
 	switch lvl := c.dir[Outbound].level; {
 	case lvl >= 2, lvl == 1 && c.cfg.Level1Outseize != Level1Throttle:
 		return RefuseOutboundCongestion
@@ -689,6 +697,7 @@ func (c *Controller) Reconfigure(cfg Config) error {
 		c.outboundChanged(before, "admission")
 	}
 	c.cfg = cfg
+	c.updateEdge()
 	for _, d := range c.dests {
 		d.limit = nil
 		if d.step >= len(cfg.MTP.Steps) {
