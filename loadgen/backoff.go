@@ -11,9 +11,11 @@ import (
 // 0x0C "Outbound Congestion" and Code Yellow's "high traffic, try later",
 // done the way RFC 7339's loss-based overload control has a client do it.
 // Once a window, the share of due calls it places is cut by the share of
-// the window's outseizes refused for congestion; a window without such a
-// refusal raises it by a twentieth (and a little more, so it recovers from
-// near zero). Calls it does not place are counted as skipped.
+// the window's outseizes refused for congestion (by at most half, so a
+// burst of refusals does not silence it); a window without such a refusal
+// raises it by a quarter (and a little more, so it recovers from near zero
+// within a couple of seconds). Calls it does not place are counted as
+// skipped.
 type backoff struct {
 	mu      sync.Mutex
 	now     func() time.Time
@@ -48,9 +50,9 @@ func (b *backoff) allow() bool {
 	}
 	if now.Sub(b.start) >= b.window {
 		if b.refused > 0 && b.placed > 0 {
-			b.share *= 1 - min(float64(b.refused)/float64(b.placed), 1)
+			b.share *= max(1-float64(b.refused)/float64(b.placed), 0.5)
 		} else {
-			b.share = b.share*1.05 + 0.001
+			b.share = b.share*1.25 + 0.01
 		}
 		b.share = min(max(b.share, 0.001), 1)
 		b.start, b.placed, b.refused = now, 0, 0
