@@ -20,6 +20,7 @@ func TestParseCongestion(t *testing.T) {
 	for _, busy := range []string{
 		strings.Replace(calm, "\"outbound\"} 0", "\"outbound\"} 1", 1),
 		strings.Replace(calm, "yellow 0", "yellow 1", 1),
+		calm + "isupgw_sprc_admission_level 1\n",
 	} {
 		if c, err := parseCongestion(strings.NewReader(busy)); err != nil || !c {
 			t.Fatalf("busy: %v %v", c, err)

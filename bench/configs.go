@@ -17,6 +17,16 @@ type Mode string
 
 // Modes, in the order the benchmark runs them.
 const (
+	// ModeShipped is the shipped configuration unchanged: no congestion or
+	// code_yellow section (only addresses, circuits and the benchmark's
+	// plumbing), so the adaptive admission runs with its defaults.
+	ModeShipped Mode = "shipped"
+	// ModeCooperative is ModeShipped with a cooperative load generator
+	// (isupgw load --cooperative): it backs off on 0x0C and high-traffic
+	// refusals as the CSP asks hosts to.
+	ModeCooperative Mode = "cooperative"
+	// ModeOn, ModeThrottle and ModeOff are the earlier modes, kept for
+	// comparison: tuned probe thresholds, the adaptive admission off.
 	// ModeOn is congestion control on with the product's default level-1
 	// policy: refuse every new outgoing call (the CSP procedure).
 	ModeOn Mode = "on"
@@ -29,7 +39,10 @@ const (
 )
 
 // Modes are all the modes.
-var Modes = []Mode{ModeOn, ModeThrottle, ModeOff}
+var Modes = []Mode{ModeShipped, ModeCooperative, ModeOn, ModeThrottle, ModeOff}
+
+// Shipped reports whether the mode runs the shipped congestion settings.
+func (m Mode) Shipped() bool { return m == ModeShipped || m == ModeCooperative }
 
 // Control reports whether congestion control is on in the mode.
 func (m Mode) Control() bool { return m != ModeOff }
@@ -65,6 +78,9 @@ func DefaultSettings(mode Mode) Settings {
 
 // congestion is the congestion and code_yellow sections.
 func (s Settings) congestion() string {
+	if s.Mode.Shipped() {
+		return ""
+	}
 	if !s.Mode.Control() {
 		// Level 1 at the fixed level 2 thresholds (12 s delay, 6 s average:
 		// level 2 itself cannot be switched off), ACC off, no out-of-service
@@ -77,6 +93,7 @@ func (s Settings) congestion() string {
   clear_average: 1s
   acc: {mode: "off"}
   availability: {t7_failures: 0}
+  admission: {enabled: false}
 code_yellow: {enabled: false}
 `, s.Probe, s.AvgOver)
 	}
@@ -88,6 +105,7 @@ code_yellow: {enabled: false}
   clear_average: %s
   level1_outseize: %s
 %s  acc: {mode: auto, duration: 1s}
+  admission: {enabled: false}
 code_yellow: {enabled: true, sample_size: %d, entry_latency: %s, exit_percent: 40}
 `, s.Probe, s.AvgOver, s.L1Delay, s.L1Avg, s.ClearAvg, s.level1(), s.throttleLine(), s.YellowSample, s.YellowEntry)
 }

@@ -19,9 +19,11 @@ var series = map[Mode]struct {
 	dashed bool
 	glyph  draw.GlyphDrawer
 }{
-	ModeOn:       {"control on (level 1 refuses all)", color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, false, draw.CircleGlyph{}},
-	ModeThrottle: {"control on (level 1 throttles)", color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, false, draw.TriangleGlyph{}},
-	ModeOff:      {"control off", color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, true, draw.BoxGlyph{}},
+	ModeShipped:     {"shipped defaults (adaptive admission)", color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, false, draw.PyramidGlyph{}},
+	ModeCooperative: {"shipped defaults, cooperative host", color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}, false, draw.CrossGlyph{}},
+	ModeOn:          {"control on (level 1 refuses all)", color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, false, draw.CircleGlyph{}},
+	ModeThrottle:    {"control on (level 1 throttles)", color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, false, draw.TriangleGlyph{}},
+	ModeOff:         {"control off", color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, true, draw.BoxGlyph{}},
 }
 
 // Plot draws goodput and admitted p99 setup latency against offered load,

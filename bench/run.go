@@ -85,7 +85,7 @@ func (o *Options) defaults() error {
 		o.Warm = 3 * time.Second
 	}
 	if o.Overload <= 0 {
-		o.Overload = 10 * time.Second
+		o.Overload = 60 * time.Second
 	}
 	if o.Recover <= 0 {
 		o.Recover = 8 * time.Second
@@ -254,7 +254,7 @@ func status(port int) (gateway.Status, error) {
 // congested reports whether a gateway is in any congestion state.
 func congested(st gateway.Status) bool {
 	c := st.Congestion
-	return c != nil && (c.InboundLevel > 0 || c.OutboundLevel > 0 || c.CodeYellow)
+	return c != nil && (c.InboundLevel > 0 || c.OutboundLevel > 0 || c.CodeYellow || c.Admission != nil && c.Admission.Level > 0)
 }
 
 // congestedMetrics reads a gateway's /metrics (served from snapshots, so it
@@ -269,15 +269,16 @@ func congestedMetrics(port int) (bool, error) {
 	return parseCongestion(resp.Body)
 }
 
-// parseCongestion finds isupgw_sprc_level and isupgw_sprc_code_yellow in a
-// Prometheus text exposition.
+// parseCongestion finds isupgw_sprc_level, isupgw_sprc_admission_level and
+// isupgw_sprc_code_yellow in a Prometheus text exposition.
 func parseCongestion(r io.Reader) (bool, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	found := false
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "isupgw_sprc_level{") && !strings.HasPrefix(line, "isupgw_sprc_code_yellow ") {
+		if !strings.HasPrefix(line, "isupgw_sprc_level{") && !strings.HasPrefix(line, "isupgw_sprc_code_yellow ") &&
+			!strings.HasPrefix(line, "isupgw_sprc_admission_level ") {
 			continue
 		}
 		found = true
@@ -336,6 +337,9 @@ func watch(ctx context.Context, p *pair, period time.Duration) func() []sample {
 func (p *pair) load(ctx context.Context, o *Options, schedule string, raw io.Writer) ([]loadgen.Second, *loadgen.Final, error) {
 	args := []string{"load", "--json", "--addr", fmt.Sprintf("127.0.0.1:%d", p.ports.AHost), "--token", p.s.Token,
 		"--dpc", "2", "--conns", fmt.Sprint(o.Conns), "--hold", o.Hold.String(), "--steps", schedule, "--drain", "15s"}
+	if p.s.Mode == ModeCooperative {
+		args = append(args, "--cooperative")
+	}
 	cmd := exec.CommandContext(ctx, o.Exe, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

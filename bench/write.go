@@ -104,7 +104,7 @@ func Markdown(r *Results) string {
 		m.LoadBefore, m.LoadAfter, r.Started.UTC().Format("2006-01-02 15:04:05"), r.Finished.UTC().Format("15:04:05 MST"))
 	b.WriteString("The load generator, the answering host and both gateways share the machine's CPUs. The load average at the start is the machine before the benchmark (other work on it); at the end it includes the benchmark's own four processes.\n\n")
 	b.WriteString("## Capacity\n\n")
-	fmt.Fprintf(&b, "Maximum sustainable full-call rate: **%.0f calls/s** (control on). A rate is sustained when, over a %s step, every call offered is answered and completed at the asked rate (>= 97 %%), none is refused or fails, the admitted p99 setup latency (outseize sent to answered received) is at most 100 ms, and the generator keeps up.\n\n",
+	fmt.Fprintf(&b, "Maximum sustainable full-call rate: **%.0f calls/s** (searched with the gateways of the first mode run). A rate is sustained when, over a %s step, every call offered is answered and completed at the asked rate (>= 97 %%), none is refused or fails, the admitted p99 setup latency (outseize sent to answered received) is at most 100 ms, and the generator keeps up.\n\n",
 		r.Capacity, r.Options["search_step"])
 	if len(r.Search) > 0 {
 		b.WriteString("| asked calls/s | completed calls/s | refused | failed | p99 setup ms | sustained |\n|---|---|---|---|---|---|\n")
@@ -135,13 +135,27 @@ func Markdown(r *Results) string {
 	b.WriteString("\n![goodput and p99 setup latency against offered load](overload.png)\n\n")
 	b.WriteString("## Settings\n\n")
 	var any Settings
+	for _, mode := range []Mode{ModeShipped, ModeCooperative} {
+		s, ok := r.Settings["control-"+string(mode)]
+		if !ok {
+			continue
+		}
+		any = s
+		fmt.Fprintf(&b, "Control %s: the shipped configuration, no congestion or code_yellow section (1 s probes, average over 10, level 1 at 10 s / 5 s, Code Yellow after 10 s above 20 ms; the adaptive admission on with its defaults, docs/congestion.md). ", mode)
+		if mode == ModeCooperative {
+			b.WriteString("The load generator is a cooperative host (`isupgw load --cooperative`): it cuts the share of due calls it places by the share refused with 0x0C or high traffic each 100 ms (by at most half), and raises it by a quarter after a window without; calls not placed are counted as skipped, not offered.")
+		} else {
+			b.WriteString("The load generator floods: it places every call due.")
+		}
+		b.WriteString("\n\n")
+	}
 	for _, mode := range []Mode{ModeOn, ModeThrottle} {
 		s, ok := r.Settings["control-"+string(mode)]
 		if !ok {
 			continue
 		}
 		any = s
-		fmt.Fprintf(&b, "Control %s: probe every %s, average over %d probes, level 1 at a probe delay of %s or an average of %s, clear below %s; ACC auto (1 s); Code Yellow after %d probes above %s average. ",
+		fmt.Fprintf(&b, "Control %s: probe every %s, average over %d probes, level 1 at a probe delay of %s or an average of %s, clear below %s; ACC auto (1 s); Code Yellow after %d probes above %s average; the adaptive admission off (as before it existed). ",
 			mode, s.Probe, s.AvgOver, s.L1Delay, s.L1Avg, s.ClearAvg, s.YellowSample, s.YellowEntry)
 		if mode == ModeOn {
 			b.WriteString("At level 1 every new outgoing call is refused (0x0C), the CSP procedure and the product's default (`congestion.level1_outseize: refuse`). ")
@@ -159,7 +173,7 @@ func Markdown(r *Results) string {
 	}
 	if s, ok := r.Settings["control-off"]; ok {
 		any = s
-		b.WriteString("Control off: level 1 at the fixed level 2 thresholds (12 s probe delay, 6 s average; level 2 cannot be switched off), ACC off, Code Yellow off, no out-of-service declarations.\n\n")
+		b.WriteString("Control off: level 1 at the fixed level 2 thresholds (12 s probe delay, 6 s average; level 2 cannot be switched off), ACC off, Code Yellow off, the adaptive admission off, no out-of-service declarations.\n\n")
 	}
 	fmt.Fprintf(&b, "All: %d CICs, host send queue %d lines, %s host connections per side, hold %s. The configurations are in [configs/](configs/); the raw per-second reports in [raw/](raw/); everything in [results.json](results.json).\n",
 		any.CICs, any.QueueSize, r.Options["conns"], r.Options["hold"])

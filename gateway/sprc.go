@@ -51,7 +51,7 @@ func (g *Gateway) attachControl(cfg Config) error {
 		AdmitIncoming: ctl.AdmitIncoming,
 		ReleaseACL:    ctl.ReleaseACL,
 		SendFilter:    ctl.SendAllowed,
-		Observe:       func(o stack.Observation) { observe(ctl, o) },
+		Observe:       func(o stack.Observation) { g.observe(ctl, o) },
 	}))
 	return nil
 }
@@ -60,19 +60,29 @@ func (g *Gateway) attachControl(cfg Config) error {
 // at outbound congestion or in Code Yellow: then the answer is a refusal that
 // does not depend on the destination (or, with the level-1 throttle, depends
 // on the outbound queue's wait), and it is given at once instead of after
-// the backlog it is about. Otherwise (and for destinations that are not
+// the backlog it is about. Otherwise the adaptive admission refuses, without
+// a lock, a call to a destination whose calls in set-up plus the requests
+// already queued reach its limit. What passes (and destinations that are not
 // configured) the loop decides, after its own checks.
 func (g *Gateway) edgeAdmit(dpc mtp.PointCode, route string) (stack.Status, bool) {
-	if g.edge.Load() == 0 {
-		return stack.StatusOK, false
-	}
 	if route != "" {
 		dpc = g.routes[route]
 	}
-	if _, ok := g.firstCIC[dpc]; !ok {
-		return stack.StatusOK, false
+	if r := g.Control.EdgeRefusal(); r != sprc.Admit || g.edge.Load() != 0 {
+		if _, ok := g.firstCIC[dpc]; !ok {
+			return stack.StatusOK, false
+		}
+		if r != sprc.Admit {
+			g.Control.RefuseAtEdge(r) // the same for every call: no lock, no clock
+			return refusalStatus[r], true
+		}
+		return refusalStatus[g.Control.AdmitOutgoingAt(dpc, g.Stack.OutboundWait())], true
 	}
-	return refusalStatus[g.Control.AdmitOutgoingAt(dpc, g.Stack.OutboundWait())], true
+	// The admission knows only destinations the loop admitted calls to.
+	if g.Control.AdmitEdge(dpc, g.Stack.QueueLen(stack.Outbound)) != sprc.Admit {
+		return stack.StatusOutboundCongestion, true
+	}
+	return stack.StatusOK, false
 }
 
 // refreshEdge records whether new outgoing calls are refused whatever their
@@ -90,8 +100,9 @@ func (g *Gateway) refreshEdge() {
 	g.edge.Store(uint32(st))
 }
 
-// refusalStatus is the host-visible status of each refusal.
-var refusalStatus = map[sprc.Refusal]stack.Status{
+// refusalStatus is the host-visible status of each refusal (an array: it is
+// read for every outseize).
+var refusalStatus = [...]stack.Status{
 	sprc.Admit:                    stack.StatusOK,
 	sprc.RefuseOutboundCongestion: stack.StatusOutboundCongestion,
 	sprc.RefuseHighTraffic:        stack.StatusHighTraffic,
@@ -99,23 +110,28 @@ var refusalStatus = map[sprc.Refusal]stack.Status{
 	sprc.RefuseNetworkCongestion:  stack.StatusNetworkCongestion,
 	sprc.RefuseACC:                stack.StatusACCThrottled,
 	sprc.RefuseConstraint:         stack.StatusConstraintViolation,
+	sprc.RefuseAdmission:          stack.StatusOutboundCongestion,
 }
 
-func observe(ctl *sprc.Controller, o stack.Observation) {
+// observe feeds the controller from the loop. An outgoing call's set-up time
+// counts from when its outseize was queued (the loop's wait for the request
+// it is handling) to its first backward message.
+func (g *Gateway) observe(ctl *sprc.Controller, o stack.Observation) {
 	switch o.Kind {
 	case stack.ObsRELReceived:
 		ctl.RELReceivedFrom(o.PC, o.ACL, o.Variant)
 	case stack.ObsCallStarted:
-		ctl.CallStarted(o.PC, o.Outgoing)
 		if o.Outgoing {
-			ctl.AttemptStarted(o.PC, uint64(o.Call))
+			ctl.OutgoingCallStarted(o.PC, uint64(o.Call), g.Stack.OutboundWait())
+		} else {
+			ctl.CallStarted(o.PC, false)
 		}
 	case stack.ObsCallEnded:
-		ctl.CallEnded(o.PC, o.Outgoing)
+		ctl.CallEndedFor(o.PC, o.Outgoing, uint64(o.Call))
 	case stack.ObsT7Expired:
 		ctl.T7Expired(o.PC, uint64(o.Call))
 	case stack.ObsBackward:
-		ctl.Backward(o.PC, uint64(o.Call))
+		ctl.BackwardFor(o.PC, uint64(o.Call))
 	case stack.ObsQueryAnswered:
 		ctl.QueryAnswered(o.PC)
 	case stack.ObsQueryUnanswered:

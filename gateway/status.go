@@ -77,6 +77,16 @@ type CongestionStatus struct {
 	Level1Outseize   string  `json:"level1_outseize"`
 	ThrottleTargetMS float64 `json:"throttle_target_ms,omitempty"`
 	Level1Admitted   uint64  `json:"level1_admitted"`
+	// Admission is the adaptive limit on calls in set-up (nil when off);
+	// OutboundLevel is the probes' level, its level is told beside it.
+	Admission *AdmissionStatus `json:"admission,omitempty"`
+}
+
+// AdmissionStatus is the adaptive admission's state, overall.
+type AdmissionStatus struct {
+	Level   int `json:"level"`
+	Limit   int `json:"limit"`
+	InSetup int `json:"in_setup"`
 }
 
 // PeerStates maps each configured association to its ASP state.
@@ -124,6 +134,9 @@ func (g *Gateway) Status() Status {
 		st.Congestion.Level1Outseize, st.Congestion.Level1Admitted = cfg.Level1Outseize.String(), c.Level1Admitted
 		if cfg.Level1Outseize == sprc.Level1Throttle {
 			st.Congestion.ThrottleTargetMS = ms(cfg.ThrottleTarget)
+		}
+		if a := c.Admission; a.Enabled {
+			st.Congestion.Admission = &AdmissionStatus{Level: int(a.Level), Limit: a.Limit, InSetup: a.InSetup}
 		}
 	}
 	for _, grp := range g.cfg.Stack.Groups {

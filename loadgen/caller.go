@@ -27,6 +27,10 @@ type Options struct {
 	// Concurrency caps the calls placed and not yet released (0: no cap);
 	// calls due beyond it are skipped and counted.
 	Concurrency int
+	// Cooperative backs off on congestion refusals (0x0C, Code Yellow's
+	// high traffic), as the CSP asks hosts to: calls it does not place are
+	// skipped and counted (see backoff).
+	Cooperative bool
 	// Destinations: point codes or route names, used in turn.
 	DPCs   []uint32
 	Routes []string
@@ -285,6 +289,9 @@ func Run(ctx context.Context, o Options) (*Final, error) {
 		return nil, err
 	}
 	g := &generator{o: o, st: newStats(o.Now, len(o.Schedule), o.ReleaseCause), held: newDelayQueue(o.Now)}
+	if o.Cooperative {
+		g.coop = newBackoff(o.Now)
+	}
 	if len(o.Routes) > 0 {
 		for _, r := range o.Routes {
 			q, _ := json.Marshal(r)
@@ -314,6 +321,8 @@ type generator struct {
 	out    sync.Mutex
 	// Answered calls waiting out their hold.
 	held *delayQueue
+	// coop is the cooperative host's throttle (nil: flood).
+	coop *backoff
 }
 
 func (g *generator) emit(v any, text string) {
@@ -341,7 +350,7 @@ func (g *generator) run(ctx context.Context) (*Final, error) {
 		for k := first; k <= last; k++ {
 			at, _ := o.Schedule.TimeOf(float64(k))
 			phase := o.Schedule.Phase(at)
-			if o.Concurrency > 0 && st.active.Load() >= int64(o.Concurrency) {
+			if o.Concurrency > 0 && st.active.Load() >= int64(o.Concurrency) || g.coop != nil && !g.coop.allow() {
 				st.skipped(phase)
 				continue
 			}
@@ -449,6 +458,9 @@ func (g *generator) onReply(c *hconn, p pend, r reply) {
 	phase := int(p.phase)
 	if !r.ok {
 		st.refused(phase, r.status.Name(), g.o.Now())
+		if g.coop != nil {
+			g.coop.refusal(r.status)
+		}
 		return
 	}
 	ans, rel := st.acked(r.call, phase, p.sent, c)

@@ -28,6 +28,8 @@ type Config struct {
 	// ClearAverage and Level1Average, so the level holds while throttling).
 	ThrottleTarget time.Duration
 
+	// Admission is the adaptive limit on calls in set-up (admission.go).
+	Admission  AdmissionConfig
 	CodeYellow CodeYellowConfig
 	ACC        ACCConfig
 	MTP        MTPCongestionConfig
@@ -128,6 +130,8 @@ type Constraint struct {
 var Default = Config{
 	ProbeInterval: time.Second, AverageOver: 10,
 	Level1Delay: 10 * time.Second, Level1Average: 5 * time.Second, ClearAverage: time.Second,
+	Admission: AdmissionConfig{Enabled: true, Target: 20 * time.Millisecond, InitialLimit: 100, MinLimit: 4, MaxLimit: 10000,
+		Smoothing: 0.25, Window: 100 * time.Millisecond, Baseline: 30 * time.Second, Hold: 2 * time.Second, ClearAfter: time.Second},
 	CodeYellow:   CodeYellowConfig{Enabled: true, SampleSize: 10, EntryLatency: 20 * time.Millisecond, ExitPercent: 40},
 	ACC:          ACCConfig{Mode: ACCAuto, Admit: [3]float64{0.5, 0.1, 0}, Duration: 5 * time.Second},
 	MTP:          MTPCongestionConfig{T29: 500 * time.Millisecond, T30: 8 * time.Second, Steps: []float64{1, 0.75, 0.5, 0.25}},
@@ -150,6 +154,24 @@ func (c Config) withDefaults() Config {
 	setD(&c.ThrottleTarget, (c.ClearAverage+c.Level1Average)/2)
 	if c.AverageOver == 0 {
 		c.AverageOver = d.AverageOver
+	}
+	a, da := &c.Admission, d.Admission
+	setD(&a.Target, da.Target)
+	setD(&a.Window, da.Window)
+	setD(&a.Baseline, da.Baseline)
+	setD(&a.Hold, da.Hold)
+	setD(&a.ClearAfter, da.ClearAfter)
+	if a.MinLimit == 0 {
+		a.MinLimit = da.MinLimit
+	}
+	if a.MaxLimit == 0 {
+		a.MaxLimit = max(da.MaxLimit, a.MinLimit)
+	}
+	if a.InitialLimit == 0 {
+		a.InitialLimit = min(max(da.InitialLimit, a.MinLimit), a.MaxLimit)
+	}
+	if a.Smoothing == 0 {
+		a.Smoothing = da.Smoothing
 	}
 	y := &c.CodeYellow
 	if y.SampleSize == 0 {
@@ -193,6 +215,15 @@ func (c Config) Validate() error {
 	}
 	if c.AverageOver < 1 || c.AverageOver > 1000 {
 		bad("average over %d probes: want 1-1000", c.AverageOver)
+	}
+	if a := c.Admission; a.MinLimit < 1 || a.MaxLimit < a.MinLimit || a.InitialLimit < a.MinLimit || a.InitialLimit > a.MaxLimit {
+		bad("admission limits: minimum %d, initial %d, maximum %d: want 1 <= minimum <= initial <= maximum", a.MinLimit, a.InitialLimit, a.MaxLimit)
+	}
+	if a := c.Admission; a.Smoothing <= 0 || a.Smoothing > 1 {
+		bad("admission smoothing %v: want more than 0, at most 1", a.Smoothing)
+	}
+	if a := c.Admission; a.Target < 0 || a.Window < 0 || a.Baseline < 0 || a.Hold < 0 || a.ClearAfter < 0 {
+		bad("admission durations must not be negative")
 	}
 	if c.CodeYellow.ExitPercent < 1 || c.CodeYellow.ExitPercent > 100 {
 		bad("code yellow exit percent %d: want 1-100", c.CodeYellow.ExitPercent)

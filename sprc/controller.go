@@ -45,11 +45,12 @@ const (
 	RefuseNetworkCongestion          // MTP congestion step or ANSI priority
 	RefuseACC                        // received ACL
 	RefuseConstraint                 // destination limits
+	RefuseAdmission                  // adaptive limit on calls in set-up (status 0x0C)
 	numRefusals
 )
 
 var refusalNames = [numRefusals]string{"admitted", "outbound congestion", "high traffic", "destination out of service",
-	"network congestion", "automatic congestion control", "constraint violation"}
+	"network congestion", "automatic congestion control", "constraint violation", "admission limit"}
 
 func (r Refusal) String() string { return refusalNames[r] }
 
@@ -77,6 +78,10 @@ type Stats struct {
 	// ThrottlingSampleActivity is non-zero while non-zero latency is sampled.
 	ThrottlingSampleActivity int
 	Destinations             []DestinationStatus
+	// Admission is the adaptive limit on calls in set-up; its level is
+	// not in Level (which is the probes'), but it raises the same alarm
+	// 0x16 (outbound) and the ACL.
+	Admission AdmissionStatus
 }
 
 // DestinationStatus is one destination's control state.
@@ -109,6 +114,10 @@ type Controller struct {
 	// inboundLevel mirrors dir[Inbound].level for the lock-free edge filter.
 	inboundLevel atomic.Uint32
 	shed         atomic.Uint64
+	adm          admission
+	// refusedAtEdge counts RefuseAtEdge's refusals, without the lock.
+	refusedAtEdge [numRefusals]atomic.Uint64
+	edgeRefusal   atomic.Uint32 // see EdgeRefusal
 }
 
 // New builds a controller; now is its clock (time.Now in production).
@@ -128,6 +137,8 @@ func New(cfg Config, now func() time.Time, act Actions) (*Controller, error) {
 	}
 	c := &Controller{cfg: cfg, now: now, act: act, dests: map[mtp.PointCode]*dest{}}
 	c.dir = [2]levelMachine{newLevelMachine(cfg.AverageOver), newLevelMachine(cfg.AverageOver)}
+	c.adm.init(&c.cfg.Admission)
+	c.adm.window = now()
 	for i := range cfg.Constraints {
 		c.destination(cfg.Constraints[i].DPC).limit = &c.cfg.Constraints[i]
 	}
@@ -162,19 +173,23 @@ func (c *Controller) Probe(dir Direction, delay time.Duration) {
 	}()
 	m := &c.dir[dir]
 	before := m.level
-	after := m.record(delay, &c.cfg)
-	if dir == Inbound {
-		c.inboundLevel.Store(uint32(after))
+	if dir == Outbound {
+		before = c.outboundLevel()
 	}
-	if after != before {
-		c.alarm(Alarm{Number: AlarmStackCongestion, Severity: SeverityMajor, Cleared: after == 0,
-			Text: fmt.Sprintf("SS7 signaling stack congestion: %s level %d", dir, after),
-			Data: map[string]any{"direction": dir.String(), "level": int(after)}})
+	after := m.record(delay, &c.cfg)
+	c.updateEdge()
+	switch dir {
+	case Inbound:
+		c.inboundLevel.Store(uint32(after))
+		c.levelAlarm(dir, before, after)
+	case Outbound:
+		c.outboundChanged(before, "")
 	}
 	// Code Yellow samples once per probe period, from the worse of the queues.
 	if dir == Inbound {
 		worst := max(delay, c.dir[Outbound].last)
 		change, isRed := c.cy.sample(worst, c.now(), &c.cfg.CodeYellow)
+		c.updateEdge()
 		switch change {
 		case 1:
 			c.alarm(Alarm{Number: AlarmSystemBusy, Severity: SeverityMajor, Text: "System Busy (Code Yellow): high traffic, new calls refused",
@@ -189,6 +204,25 @@ func (c *Controller) Probe(dir Direction, delay time.Duration) {
 	}
 }
 
+// levelAlarm raises, moves or clears alarm 0x16 for a direction.
+func (c *Controller) levelAlarm(dir Direction, before, after Level) {
+	if after == before {
+		return
+	}
+	c.alarm(Alarm{Number: AlarmStackCongestion, Severity: SeverityMajor, Cleared: after == 0,
+		Text: fmt.Sprintf("SS7 signaling stack congestion: %s level %d", dir, after),
+		Data: map[string]any{"direction": dir.String(), "level": int(after)}})
+}
+
+// outboundLevel is the outbound level told to operators and neighbours: the
+// higher of the probes' and the adaptive admission's.
+func (c *Controller) outboundLevel() Level { return max(c.dir[Outbound].level, c.adm.level) }
+
+// outboundChanged raises the alarm if the outbound level moved from before.
+func (c *Controller) outboundChanged(before Level, _ string) {
+	c.levelAlarm(Outbound, before, c.outboundLevel())
+}
+
 // alarm hands an alarm to the gateway; called with the lock held, so Actions
 // must not call back into the controller synchronously.
 func (c *Controller) alarm(a Alarm) { c.act.Alarm(a) }
@@ -201,7 +235,7 @@ func (c *Controller) HostOverload(level int) {
 }
 
 // ownLevel is the higher of the two directions.
-func (c *Controller) ownLevel() Level { return max(c.dir[Inbound].level, c.dir[Outbound].level) }
+func (c *Controller) ownLevel() Level { return max(c.dir[Inbound].level, c.outboundLevel()) }
 
 // ReleaseACL is the ACL every REL carries: the higher of our own level and the
 // hosts' declared overload; 0 for none.
@@ -235,6 +269,33 @@ func (c *Controller) AdmitIncoming(opc mtp.PointCode) bool {
 	}
 	return true
 }
+
+// EdgeRefusal is the refusal every new outgoing call gets whatever its
+// destination and the queue's wait, or Admit when there is none (no level,
+// or level 1 with the throttle, which depends on the wait). It is read
+// without a lock and is always current: it is updated, with the lock held,
+// the moment a level or Code Yellow changes (before any alarm says so) or
+// the configuration is replaced.
+func (c *Controller) EdgeRefusal() Refusal { return Refusal(c.edgeRefusal.Load()) }
+
+// updateEdge recomputes EdgeRefusal (with the lock held).
+func (c *Controller) updateEdge() { c.edgeRefusal.Store(uint32(c.edgeRefusalLocked())) }
+
+func (c *Controller) edgeRefusalLocked() Refusal {
+	switch lvl := c.dir[Outbound].level; {
+	case lvl >= 2, lvl == 1 && c.cfg.Level1Outseize != Level1Throttle:
+		return RefuseOutboundCongestion
+	case lvl == 1:
+		return Admit
+	case c.cy.yellow:
+		return RefuseHighTraffic
+	}
+	return Admit
+}
+
+// RefuseAtEdge counts a refusal given, without asking, from EdgeRefusal:
+// the cheapest refusal, with no lock and no clock.
+func (c *Controller) RefuseAtEdge(r Refusal) { c.refusedAtEdge[r].Add(1) }
 
 // AdmitOutgoing decides on a new outgoing call to dpc, before any IAM.
 func (c *Controller) AdmitOutgoing(dpc mtp.PointCode) Refusal {
@@ -279,6 +340,9 @@ func (c *Controller) admitOutgoing(dpc mtp.PointCode, now time.Time, wait time.D
 	}
 	if d.acl > 0 && c.cfg.ACC.Mode == ACCAuto && !d.accAdmit.admit(c.cfg.ACC.Admit[d.acl-1]) {
 		return RefuseACC
+	}
+	if r := c.admitAdaptive(dpc); r != Admit {
+		return r
 	}
 	if k := c.constraintBroken(d, now); k != "" {
 		return RefuseConstraint
@@ -350,6 +414,10 @@ func (c *Controller) resumeConstraint(d *dest) {
 func (c *Controller) CallStarted(pc mtp.PointCode, outgoing bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.callStarted(pc, outgoing)
+}
+
+func (c *Controller) callStarted(pc mtp.PointCode, outgoing bool) {
 	d := c.destination(pc)
 	d.calls++
 	if outgoing {
@@ -360,6 +428,10 @@ func (c *Controller) CallStarted(pc mtp.PointCode, outgoing bool) {
 func (c *Controller) CallEnded(pc mtp.PointCode, outgoing bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.callEnded(pc, outgoing)
+}
+
+func (c *Controller) callEnded(pc mtp.PointCode, outgoing bool) {
 	d := c.destination(pc)
 	d.calls = max(d.calls-1, 0)
 	if outgoing {
@@ -588,6 +660,7 @@ func (c *Controller) Tick() {
 			}
 		}
 	}
+	c.admissionTick(now)
 }
 
 // Snapshot returns the counters and states.
@@ -602,6 +675,11 @@ func (c *Controller) Snapshot() Stats {
 	s.InboundShed = c.shed.Load()
 	s.CodeYellow, s.CodeRed = c.cy.yellow, c.cy.red
 	s.ThrottlingSampleActivity = c.cy.sampleActivity
+	s.Refused[RefuseAdmission] += c.adm.edge.Load()
+	for i := range s.Refused {
+		s.Refused[i] += c.refusedAtEdge[i].Load()
+	}
+	s.Admission = c.adm.status()
 	s.Destinations = nil
 	for _, d := range c.dests {
 		admit := 1.0
@@ -631,7 +709,16 @@ func (c *Controller) Reconfigure(cfg Config) error {
 			c.dir[i].level = lvl
 		}
 	}
+	if cfg.Admission.Enabled != c.cfg.Admission.Enabled {
+		// Calls in set-up are tracked only while on: start afresh.
+		before := c.outboundLevel()
+		c.adm.reset(&cfg.Admission)
+		c.adm.window = c.now()
+		c.cfg = cfg
+		c.outboundChanged(before, "admission")
+	}
 	c.cfg = cfg
+	c.updateEdge()
 	for _, d := range c.dests {
 		d.limit = nil
 		if d.step >= len(cfg.MTP.Steps) {

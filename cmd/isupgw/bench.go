@@ -24,14 +24,16 @@ func benchCommand() *cli.Command {
 SCTP-over-UDP on loopback), an answering host on B (isupgw load --answer) and
 load generators on A (isupgw load). It finds the maximum sustainable full-call
 rate (IAM, ACM, ANM, REL, RLC, host API on both ends), then offers 1x, 2x, 3x
-and 5x that rate in three modes, each on fresh gateways: control on with the
-default level-1 policy (refuse every new call), control on with the level-1
-throttle, and control off; it measures goodput, admitted p99 setup latency, refusals by
+and 5x that rate in five modes, each on fresh gateways: the shipped
+configuration unchanged (the adaptive admission on) with a flooding host,
+the same with a cooperative host that backs off on 0x0C, and for comparison
+tuned probe thresholds with the level-1 policy refusing every new call,
+with the level-1 throttle, and control off; it measures goodput, admitted p99 setup latency, refusals by
 status, the time from overload onset to the first refusal and from load drop
 to no congestion. It writes results.md (table, machine, settings),
 overload.png, results.json, the configurations and the raw reports into --out.
 
-It takes about seven minutes (three times that with --repeat 3). Measurements on a busy machine are not worth
+With 60 s overloads it takes about 25 minutes (three times that with --repeat 3). Measurements on a busy machine are not worth
 much: --wait-load waits (polling every 30 s, at most --wait-max) for the load
 average to fall below it first; the results record the load either way.`,
 		Flags: []cli.Flag{
@@ -40,14 +42,14 @@ average to fall below it first; the results record the load either way.`,
 			&cli.Float64Flag{Name: "search-from", Value: 2000, Usage: "first rate of the capacity search"},
 			&cli.DurationFlag{Name: "search-step", Value: 5 * time.Second, Usage: "length of each search step"},
 			&cli.StringFlag{Name: "multipliers", Value: "1,2,3,5", Usage: "overload levels, multiples of the capacity"},
-			&cli.DurationFlag{Name: "overload", Value: 10 * time.Second, Usage: "length of each overload"},
+			&cli.DurationFlag{Name: "overload", Value: 60 * time.Second, Usage: "length of each overload (long enough for every mechanism to act)"},
 			&cli.DurationFlag{Name: "hold", Value: 20 * time.Millisecond, Usage: "hold time of answered calls"},
 			&cli.IntFlag{Name: "conns", Value: 4, Usage: "host connections of the load generator and of the answering host"},
 			&cli.Float64Flag{Name: "wait-load", Value: 1.0, Usage: "wait for the 1-minute load average to fall below this"},
 			&cli.DurationFlag{Name: "wait-max", Value: 10 * time.Minute, Usage: "wait at most this long for it (0: do not wait)"},
 			&cli.BoolFlag{Name: "keep-logs", Usage: "keep the gateways' logs (their folder is printed)"},
 			&cli.BoolFlag{Name: "search-only", Usage: "only find the capacity"},
-			&cli.StringFlag{Name: "control", Usage: "modes to run, comma-separated: on (level 1 refuses every new call), throttle (level 1 throttles), off (default all three)"},
+			&cli.StringFlag{Name: "control", Usage: "modes to run, comma-separated: shipped (the shipped configuration), cooperative (shipped, the host backs off on 0x0C), on (level 1 refuses every new call), throttle (level 1 throttles), off (default all five)"},
 			&cli.StringFlag{Name: "probe", Value: "100ms", Usage: "control on: probe interval"},
 			&cli.IntFlag{Name: "average-over", Value: 3, Usage: "control on: probes in the average"},
 			&cli.StringFlag{Name: "level1-delay", Value: "50ms", Usage: "control on: level 1 at this probe delay"},
@@ -73,7 +75,7 @@ average to fall below it first; the results record the load either way.`,
 				for _, m := range strings.Split(c.String("control"), ",") {
 					md := bench.Mode(strings.TrimSpace(m))
 					if !slices.Contains(bench.Modes, md) {
-						return fmt.Errorf("--control %q: want on, throttle or off (comma-separated)", m)
+						return fmt.Errorf("--control %q: want shipped, cooperative, on, throttle or off (comma-separated)", m)
 					}
 					modes = append(modes, md)
 				}

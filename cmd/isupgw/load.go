@@ -50,6 +50,7 @@ a random digit (--called 4930XXXXXX).`,
 			&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "length of a --rate run; with --answer, of the answering (0: until interrupted)"},
 			&cli.DurationFlag{Name: "hold", Usage: "how long answered calls are held before we release them"},
 			&cli.IntFlag{Name: "concurrency", Usage: "cap on calls up at once; calls due beyond it are skipped and counted (0: no cap)"},
+			&cli.BoolFlag{Name: "cooperative", Usage: "back off on congestion refusals (0x0C, high traffic) as the CSP asks hosts to; calls not placed are skipped and counted"},
 			&cli.StringSliceFlag{Name: "dpc", Usage: "destination point code (repeat or comma-separate for several, used in turn)"},
 			&cli.StringSliceFlag{Name: "route", Usage: "destination circuit group by name, instead of --dpc"},
 			&cli.StringFlag{Name: "called", Value: "4930XXXXXX", Usage: "called number pattern (X: sequence digit, ?: random digit)"},
@@ -120,6 +121,7 @@ a random digit (--called 4930XXXXXX).`,
 // loadOptions turns the flags of the calling side into options.
 func loadOptions(c *cli.Context) (loadgen.Options, error) {
 	o := loadgen.Options{App: c.String("app"), Conns: c.Int("conns"), Hold: c.Duration("hold"), Concurrency: c.Int("concurrency"),
+		Cooperative:  c.Bool("cooperative"),
 		ReleaseCause: uint8(c.Uint("cause")), Drain: c.Duration("drain"), LagLimit: c.Duration("lag-limit"),
 		Out: c.App.Writer, JSON: c.Bool("json"), Quiet: c.Bool("quiet")}
 	var err error

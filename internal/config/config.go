@@ -173,10 +173,27 @@ type Congestion struct {
 	// Level1Outseize: refuse (default) or throttle; see sprc.Level1Policy.
 	Level1Outseize Level1Policy  `yaml:"level1_outseize"`
 	ThrottleTarget Duration      `yaml:"throttle_target"`
+	Admission      Admission     `yaml:"admission"`
 	ACC            ACC           `yaml:"acc"`
 	MTP            MTPCongestion `yaml:"mtp"`
 	Availability   Availability  `yaml:"availability"`
 	Constraints    []Constraint  `yaml:"constraints"`
+}
+
+// Admission is the adaptive limit on calls in set-up (sprc.AdmissionConfig,
+// docs/congestion.md); on unless enabled is false. Zero fields take the
+// defaults.
+type Admission struct {
+	Enabled      *bool    `yaml:"enabled"`
+	Target       Duration `yaml:"target"`
+	InitialLimit int      `yaml:"initial_limit"`
+	MinLimit     int      `yaml:"min_limit"`
+	MaxLimit     int      `yaml:"max_limit"`
+	Smoothing    float64  `yaml:"smoothing"`
+	Window       Duration `yaml:"window"`
+	Baseline     Duration `yaml:"baseline"`
+	Hold         Duration `yaml:"hold"`
+	ClearAfter   Duration `yaml:"clear_after"`
 }
 
 // ACC is automatic congestion control on received ACL.
@@ -672,6 +689,10 @@ func (v *validator) build(f *File) *Config {
 	if c.Availability.T7Failures != nil {
 		sc.Availability.T7Failures = *c.Availability.T7Failures
 	}
+	ad := c.Admission
+	sc.Admission = sprc.AdmissionConfig{Enabled: ad.Enabled == nil || *ad.Enabled, Target: time.Duration(ad.Target),
+		InitialLimit: ad.InitialLimit, MinLimit: ad.MinLimit, MaxLimit: ad.MaxLimit, Smoothing: ad.Smoothing,
+		Window: time.Duration(ad.Window), Baseline: time.Duration(ad.Baseline), Hold: time.Duration(ad.Hold), ClearAfter: time.Duration(ad.ClearAfter)}
 	if f.CodeYellow.Enabled != nil {
 		sc.CodeYellow.Enabled = *f.CodeYellow.Enabled
 	}

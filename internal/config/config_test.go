@@ -143,7 +143,7 @@ circuit_groups:
 	cases := []struct {
 		name, yaml, want string
 	}{
-		{"unknown field", base + "colour: blue\n", `x.yaml:12: colour: unknown field "colour" (want one of point_code, network_indicator, variant, m3ua, circuit_groups,`},
+		{"unknown field", base + "colour: blue\n", `x.yaml:12: colour: unknown field "colour" (want one of point_code, network_indicator, variant, m3ua, mtp3, circuit_groups,`},
 		{"misspelt nested field", strings.Replace(base, "    cics:", "    cic:", 1), `x.yaml:11: circuit_groups[0].cic: unknown field "cic" (did you mean cics?)`},
 		{"bad point code", strings.Replace(base, "point_code: 1\n", "point_code: 1-2\n", 1), `x.yaml:1: point_code: "1-2" is not a point code`},
 		{"point code too big", strings.Replace(base, "point_code: 1\n", "point_code: 20000\n", 1), `x.yaml:1: point_code: point code 20000 is out of range (want 1-16383)`},
@@ -159,6 +159,8 @@ circuit_groups:
 		{"bad level 1 policy", base + "congestion: {level1_outseize: gap}\n", `x.yaml:12: congestion.level1_outseize: "gap" is not a valid level 1 outseize policy (want one of refuse, throttle)`},
 		{"throttle target without throttle", base + "congestion: {throttle_target: 2s}\n", `x.yaml:12: congestion.throttle_target: set, but level1_outseize is refuse`},
 		{"throttle target below clear", base + "congestion: {level1_outseize: throttle, throttle_target: 500ms}\n", `congestion: throttle target 500ms must lie above the clear average 1s`},
+		{"admission minimum", base + "congestion: {admission: {min_limit: -1}}\n", `x.yaml:12: congestion: admission limits: minimum -1`},
+		{"admission smoothing", base + "congestion: {admission: {smoothing: 2}}\n", `congestion: admission smoothing 2`},
 		{"ACC admit count", base + "congestion: {acc: {admit: [0.5]}}\n", `x.yaml:12: congestion.acc.admit: 1 values (want 3`},
 		{"no groups", strings.Split(base, "circuit_groups:")[0], `x.yaml: circuit_groups: missing (want at least one circuit group)`},
 		{"duplicate group", base + "  - name: b\n    point_code: 3\n    cics: [1]\n", `x.yaml:12: circuit_groups[1].name: "b" is used by another circuit group`},
@@ -219,7 +221,7 @@ log: {level: loud}
 		`x.yaml:1: pointcode: unknown field "pointcode" (did you mean point_code?)`,
 		`x.yaml:9: circuit_groups[0].cics[0]: CIC range "31-1" is reversed (want first <= last)`,
 		`x.yaml:10: circuit_groups[1].name: "b" is used by another circuit group`,
-		"x.yaml:11: circuit_groups[1].point_code: no m3ua peer routes point code 3 (add it to a peer's point_codes, or mark a peer default_route)",
+		"x.yaml:11: circuit_groups[1].point_code: no m3ua peer routes point code 3 (add it to a peer's point_codes, mark a peer default_route, or route it through an mtp3 linkset)",
 		`x.yaml:13: timers.t7: "20 seconds" is not a duration (want e.g. 500ms, 15s, 5m)`,
 		`x.yaml:15: congestion.average_over: want a whole number, got "ten"`,
 		`x.yaml:16: congestion.level1_outseize: "drop" is not a valid level 1 outseize policy (want one of refuse, throttle)`,
@@ -453,5 +455,43 @@ func TestLivenessSettings(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want %q", c.yaml, err, c.want)
 		}
+	}
+}
+
+// TestAdmissionSettings: the adaptive admission is on by default, with the
+// package's defaults, and the file sets or disables it.
+func TestAdmissionSettings(t *testing.T) {
+	cfg, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := cfg.Congestion.Admission; !a.Enabled {
+		t.Errorf("admission off by default: %+v", a)
+	}
+	base := `point_code: 1
+m3ua:
+  listen: 127.0.0.1:2905
+  peers:
+    - name: b
+      accept_from: 127.0.0.1
+      point_codes: [2]
+circuit_groups:
+  - name: b
+    point_code: 2
+    cics: ["1-31"]
+`
+	cfg, err = Parse("a.yaml", []byte(base+"congestion: {admission: {target: 50ms, min_limit: 2, initial_limit: 30, window: 200ms}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := cfg.Congestion.Admission; !a.Enabled || a.Target != 50*time.Millisecond || a.MinLimit != 2 || a.InitialLimit != 30 || a.Window != 200*time.Millisecond {
+		t.Errorf("admission %+v", a)
+	}
+	cfg, err = Parse("a.yaml", []byte(base+"congestion: {admission: {enabled: false}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Congestion.Admission.Enabled {
+		t.Error("admission: {enabled: false} left it on")
 	}
 }

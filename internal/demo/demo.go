@@ -58,8 +58,11 @@ func (o *Options) defaults() {
 }
 
 // Thresholds are the congestion-control settings of the demo: the CSP defaults
-// are seconds of queue delay, which a one-minute demo would never reach.
+// are seconds of queue delay, which a one-minute demo would never reach. The
+// adaptive admission runs with its defaults: it refuses only the excess,
+// so the probes' levels stay at none and its own level rises once and holds.
 var Thresholds = sprc.Config{
+	Admission:     sprc.Default.Admission,
 	ProbeInterval: 250 * time.Millisecond, AverageOver: 4,
 	Level1Delay: 400 * time.Millisecond, Level1Average: 200 * time.Millisecond, ClearAverage: 50 * time.Millisecond,
 	CodeYellow: sprc.CodeYellowConfig{Enabled: true, SampleSize: 4, EntryLatency: 600 * time.Millisecond, ExitPercent: 40},
@@ -71,9 +74,14 @@ type Summary struct {
 	Offered, Admitted, Completed uint64
 	Refused                      map[stack.Status]uint64
 	ACLSent, ACLReceived         uint64 // RELs with ACL sent by A, received by B
-	MaxLevel                     [2]sprc.Level
-	EndLevel                     [2]sprc.Level
-	Alarms                       []string
+	// MaxLevel and EndLevel are A's levels told to operators: outbound is
+	// the higher of the probes' and the admission's.
+	MaxLevel [2]sprc.Level
+	EndLevel [2]sprc.Level
+	// LevelRaises counts A's outbound level going up from none (alarm
+	// 0x16 raised from clear): once per overload when it does not flap.
+	LevelRaises int
+	Alarms      []string
 }
 
 // exchange is one side: a gateway, its host application and its counters.
@@ -178,9 +186,12 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	fmt.Fprintf(o.Out, "isupgw demo: exchange A (point code 1) and B (2), M3UA over SCTP-over-UDP on loopback, %d circuits.\n", 2047)
 	fmt.Fprintf(o.Out, "A is made slow on purpose: each message costs its event loop %v extra (capacity about %.0f calls/s).\n", o.Cost, 1/(5*o.Cost.Seconds()))
-	fmt.Fprintf(o.Out, "Offered load: %.0f calls/s, ramping to %.0f/s (80%% A->B, 20%% B->A), then %.0f/s while congestion clears.\n", o.Rate/2, 3*o.Rate, o.Rate/4)
-	fmt.Fprintf(o.Out, "Demo thresholds: level 1 at probe delay %v or average %v, clear below %v; Code Yellow above %v.\n\n",
+	fmt.Fprintf(o.Out, "Offered load: %.0f calls/s, ramping to %.0f/s (80%% A->B, 20%% B->A), then back down.\n", o.Rate/2, 3*o.Rate)
+	fmt.Fprintf(o.Out, "Demo thresholds: level 1 at probe delay %v or average %v, clear below %v; Code Yellow above %v.\n",
 		Thresholds.Level1Delay, Thresholds.Level1Average, Thresholds.ClearAverage, Thresholds.CodeYellow.EntryLatency)
+	ad := Thresholds.Admission
+	fmt.Fprintf(o.Out, "Adaptive admission: calls in set-up limited to keep set-up within %v of its lowest; the excess refused with 0x0C; level 1 held at least %v, cleared %v after the last refusal.\n\n",
+		ad.Target, ad.Hold, ad.ClearAfter)
 	if !o.Quiet {
 		fmt.Fprint(o.Out, legend)
 	}
@@ -206,7 +217,9 @@ const legend = `One line a second; the counts are of that second, both exchanges
   refused    outseizes refused, by host API status: 0x0C own outbound congestion,
              ACC 0x0109 throttled by the ACL the far end sent, other (e.g. 0x010C Code Yellow)
   A in/out   exchange A's congestion level (0 none, 1, 2) per queue, the last probe's
-             queue delay and the average the levels are decided on
+             queue delay and the average the levels are decided on (the level shown is
+             the higher of the probes' and the adaptive admission's)
+  A set-up   A's calls in set-up now / the adaptive admission's limit on them
   yellow     YES while A is in Code Yellow (System Busy)
   ACL sent   the automatic congestion level A puts in every REL now; recv: RELs with
              an ACL that B received this second
@@ -330,9 +343,10 @@ func report(ctx context.Context, a, b *exchange, o Options, sum *Summary) {
 	defer t.Stop()
 	var last struct{ offered, admitted, completed, acl, r0c, racc, rother uint64 }
 	if !o.Quiet {
-		fmt.Fprintln(o.Out, " time  offered admitted completed | refused 0x0C  ACC  other | A in: level delay  avg | A out: level delay  avg | yellow ACL sent/recv | alarms")
+		fmt.Fprintln(o.Out, " time  offered admitted completed | refused 0x0C  ACC  other | A in: level delay  avg | A out: level delay  avg | A set-up: in/limit | yellow ACL sent/recv | alarms")
 	}
 	sec := 0
+	aRaised := false // A's outbound alarm 0x16 is raised
 	for {
 		select {
 		case <-ctx.Done():
@@ -341,7 +355,7 @@ func report(ctx context.Context, a, b *exchange, o Options, sum *Summary) {
 			sum.Completed = a.completed.Load() + b.completed.Load()
 			sum.ACLReceived = b.aclIn.Load()
 			c := a.gw.Control.Snapshot()
-			sum.EndLevel = c.Level
+			sum.EndLevel = told(c)
 			for _, x := range []*exchange{a, b} {
 				x.refused.Range(func(k, v any) bool { sum.Refused[k.(stack.Status)] += v.(*atomic.Uint64).Load(); return true })
 			}
@@ -371,14 +385,24 @@ func report(ctx context.Context, a, b *exchange, o Options, sum *Summary) {
 			})
 		}
 		c := a.gw.Control.Snapshot()
-		for d := range c.Level {
-			sum.MaxLevel[d] = max(sum.MaxLevel[d], c.Level[d])
+		lv := told(c)
+		for d := range lv {
+			sum.MaxLevel[d] = max(sum.MaxLevel[d], lv[d])
 		}
 		var alarms []string
 		for _, x := range []*exchange{a, b} {
 			for len(x.alarms) > 0 {
 				al := <-x.alarms
-				alarms = append(alarms, alarmLabel(x.name, al))
+				s := alarmLabel(x.name, al)
+				if x == a && al.Number == sprc.AlarmStackCongestion && !al.Cleared && al.Data["direction"] == "outbound" {
+					if !aRaised {
+						sum.LevelRaises++
+					}
+					aRaised = true
+				} else if x == a && al.Number == sprc.AlarmStackCongestion && al.Cleared && al.Data["direction"] == "outbound" {
+					aRaised = false
+				}
+				alarms = append(alarms, s)
 			}
 		}
 		sum.Alarms = append(sum.Alarms, alarms...)
@@ -387,11 +411,11 @@ func report(ctx context.Context, a, b *exchange, o Options, sum *Summary) {
 			if c.CodeYellow {
 				yellow = "YES"
 			}
-			fmt.Fprintf(o.Out, "%4ds %8d %8d %9d | %12d %4d %6d | %11d %5.0fms %4.0fms | %12d %5.0fms %4.0fms | %6s %3d / %-4d | %s\n",
+			fmt.Fprintf(o.Out, "%4ds %8d %8d %9d | %12d %4d %6d | %11d %5.0fms %4.0fms | %12d %5.0fms %4.0fms | %8d/%-8d | %6s %3d / %-4d | %s\n",
 				sec, off-last.offered, adm-last.admitted, com-last.completed, r0c-last.r0c, racc-last.racc, rother-last.rother,
-				c.Level[sprc.Inbound], msf(c.LastDelay[sprc.Inbound]), msf(c.AverageDelay[sprc.Inbound]),
-				c.Level[sprc.Outbound], msf(c.LastDelay[sprc.Outbound]), msf(c.AverageDelay[sprc.Outbound]),
-				yellow, c.ACLSent, acl-last.acl, strings.Join(alarms, ", "))
+				lv[sprc.Inbound], msf(c.LastDelay[sprc.Inbound]), msf(c.AverageDelay[sprc.Inbound]),
+				lv[sprc.Outbound], msf(c.LastDelay[sprc.Outbound]), msf(c.AverageDelay[sprc.Outbound]),
+				c.Admission.InSetup, c.Admission.Limit, yellow, c.ACLSent, acl-last.acl, strings.Join(alarms, ", "))
 		}
 		last.offered, last.admitted, last.completed, last.acl = off, adm, com, acl
 		last.r0c, last.racc, last.rother = r0c, racc, rother
@@ -399,3 +423,11 @@ func report(ctx context.Context, a, b *exchange, o Options, sum *Summary) {
 }
 
 func msf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// told is the levels operators are told: outbound is the higher of the
+// probes' and the adaptive admission's.
+func told(c sprc.Stats) [2]sprc.Level {
+	l := c.Level
+	l[sprc.Outbound] = max(l[sprc.Outbound], c.Admission.Level)
+	return l
+}

@@ -16,8 +16,8 @@ import (
 )
 
 // TestDemoShowsCongestionAndRecovery runs a short demo and checks, from its
-// output and summary, that 0x0C refusals and ACL happened and that the levels
-// returned to no congestion.
+// output and summary, that 0x0C refusals and ACL happened, that A's level
+// rose once and held, and that the levels returned to no congestion.
 func TestDemoShowsCongestionAndRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the demo runs for 12 s")
@@ -36,6 +36,11 @@ func TestDemoShowsCongestionAndRecovery(t *testing.T) {
 	}
 	if sum.MaxLevel[sprc.Outbound] == 0 {
 		t.Errorf("A's outbound level never rose")
+	}
+	// The adaptive admission refuses only the excess: the level rises once
+	// for the one overload and holds until the load drops, not flapping.
+	if sum.LevelRaises != 1 {
+		t.Errorf("A's outbound alarm 0x16 raised %d times, want once:\n%s", sum.LevelRaises, out.String())
 	}
 	if sum.EndLevel != [2]sprc.Level{0, 0} {
 		t.Errorf("levels at the end %v, want none", sum.EndLevel)

@@ -72,6 +72,9 @@ var defs = []struct {
 	{"isupgw_sprc_admitted_total", "New outgoing calls admitted by congestion control.", nil},
 	{"isupgw_sprc_inbound_shed_total", "Inbound IAM/SAM dropped at the edge at inbound level 2.", nil},
 	{"isupgw_sprc_level1_admitted_total", "Outgoing calls the level-1 throttle admitted at outbound level 1 (congestion.level1_outseize: throttle).", nil},
+	{"isupgw_sprc_admission_level", "Adaptive admission's level (0-1): 1 while it refuses the excess (raises alarm 0x16 outbound and the ACL).", nil},
+	{"isupgw_sprc_admission_limit", "Adaptive admission's limit on calls in set-up (IAM sent, no backward message yet), overall.", nil},
+	{"isupgw_sprc_admission_in_setup", "Outgoing calls in set-up now, overall.", nil},
 	{"isupgw_sprc_inbound_refused_total", "Inbound IAMs released with cause 42 (inbound level 1 or Code Yellow).", nil},
 	{"isupgw_sprc_priority_drops_total", "ANSI messages held back under MTP congestion.", nil},
 	{"isupgw_sprc_acl_sent", "Automatic congestion level put in RELs now (0 none).", nil},
@@ -193,6 +196,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter("isupgw_sprc_admitted_total", float64(s.Refused[sprc.Admit]))
 		counter("isupgw_sprc_inbound_shed_total", float64(s.InboundShed))
 		counter("isupgw_sprc_level1_admitted_total", float64(s.Level1Admitted))
+		gauge("isupgw_sprc_admission_level", float64(s.Admission.Level))
+		gauge("isupgw_sprc_admission_limit", float64(s.Admission.Limit))
+		gauge("isupgw_sprc_admission_in_setup", float64(s.Admission.InSetup))
 		counter("isupgw_sprc_inbound_refused_total", float64(s.InboundRefused))
 		counter("isupgw_sprc_priority_drops_total", float64(s.PriorityDrops))
 		gauge("isupgw_sprc_acl_sent", float64(s.ACLSent))

@@ -48,7 +48,10 @@ type Stack struct {
 	published atomic.Pointer[Snapshot]
 	// edgeAdmit decides on outseizes before they are queued; edgeRefused
 	// counts its refusals by status (they never reach the loop's stats).
-	edgeAdmit   EdgeAdmission
+	edgeAdmit EdgeAdmission
+	// The usual statuses (below edgeCounted) are counted without a lock:
+	// under overload, a refusal is what the edge does most.
+	edgeCount   [edgeCounted]atomic.Uint64
 	edgeMu      sync.Mutex
 	edgeRefused map[Status]uint64
 	// outWait is how long the last host request or probe taken from the
@@ -100,6 +103,10 @@ func WithHooks(h Hooks) Option { return func(s *Stack) { s.core.hooks = h } }
 // queue is long, and a refusal that waited in it would come late and keep the
 // loop from the calls it admitted.
 type EdgeAdmission func(dpc mtp.PointCode, route string) (st Status, decided bool)
+
+// edgeCounted bounds the statuses the edge counts in an array (every status
+// the congestion control gives, 0x000C and 0x01xx, is below it).
+const edgeCounted = 0x120
 
 // WithEdgeAdmission installs an edge admission (see EdgeAdmission).
 func WithEdgeAdmission(f EdgeAdmission) Option { return func(s *Stack) { s.edgeAdmit = f } }
@@ -317,9 +324,13 @@ func (s *Stack) edge(r Request) (_ Request, refused bool) {
 		o.admitted = true
 		return o, false
 	}
-	s.edgeMu.Lock()
-	s.edgeRefused[st]++
-	s.edgeMu.Unlock()
+	if st < edgeCounted {
+		s.edgeCount[st].Add(1)
+	} else {
+		s.edgeMu.Lock()
+		s.edgeRefused[st]++
+		s.edgeMu.Unlock()
+	}
 	s.sink(Result{Tag: o.Tag, Status: st, Owner: o.Owner})
 	return nil, true
 }
@@ -413,6 +424,11 @@ func (s *Stack) snapshot() Snapshot {
 	st.Refused = make(map[Status]uint64, len(c.stats.Refused))
 	for k, v := range c.stats.Refused {
 		st.Refused[k] = v
+	}
+	for k := range s.edgeCount {
+		if v := s.edgeCount[k].Load(); v != 0 {
+			st.Refused[Status(k)] += v
+		}
 	}
 	s.edgeMu.Lock()
 	for k, v := range s.edgeRefused {

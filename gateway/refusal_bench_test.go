@@ -1,0 +1,60 @@
+package gateway
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/isupgw/isupgw/isup"
+	"github.com/isupgw/isupgw/isup/stack"
+	"github.com/isupgw/isupgw/mtp"
+	"github.com/isupgw/isupgw/mtp/m3ua"
+	"github.com/isupgw/isupgw/mtp/transport"
+	"github.com/isupgw/isupgw/sprc"
+)
+
+// benchGateway is a gateway that is not started: a refused outseize never
+// reaches its loop, so Submit measures the whole refusal path up to the sink.
+func benchGateway(b *testing.B, cfg sprc.Config) *Gateway {
+	b.Helper()
+	gc := Config{
+		Stack: stack.Config{OPC: 1, Groups: []stack.Group{{Name: "b", DPC: 2, Variant: isup.ITU, CICs: []stack.CICRange{{First: 1, Last: 32}}}}},
+		M3UA: m3ua.Config{Role: m3ua.RoleIPSP, Transport: transport.KindUDP, Listen: netip.MustParseAddrPort("127.0.0.1:0"),
+			Peers: []m3ua.Peer{{Name: "b", From: netip.MustParseAddr("127.0.0.1"), DPCs: []mtp.PointCode{2}}}},
+	}
+	g, err := New(gc, func(stack.Event) {}, WithCongestionControl(cfg, nil, nil))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g
+}
+
+// BenchmarkRefusedOutseize is the cost of one outseize refused at the edge
+// (go test ./gateway -run '^$' -bench RefusedOutseize -benchmem): at outbound
+// level 2 (every call refused, the probes' levels), and by the adaptive
+// admission (calls in set-up at the limit).
+func BenchmarkRefusedOutseize(b *testing.B) {
+	called, _ := isup.NewCalledPartyNumber(isup.NAINational, isup.NPIISDN, "4930123456")
+	var req stack.Request = stack.Outseize{Tag: 1, DPC: 2, Called: called}
+	run := func(b *testing.B, g *Gateway) {
+		before := g.Control.Snapshot().Refused
+		b.ReportAllocs()
+		for b.Loop() {
+			g.Stack.Submit(req)
+		}
+		if after := g.Control.Snapshot().Refused; after == before {
+			b.Fatal("nothing was refused")
+		}
+	}
+	b.Run("level2", func(b *testing.B) {
+		g := benchGateway(b, sprc.Config{})
+		g.Control.Probe(sprc.Outbound, 12*time.Second)
+		g.refreshEdge()
+		run(b, g)
+	})
+	b.Run("admission", func(b *testing.B) {
+		g := benchGateway(b, sprc.Config{Admission: sprc.AdmissionConfig{Enabled: true, InitialLimit: 1, MinLimit: 1, MaxLimit: 1}})
+		g.Control.OutgoingCallStarted(2, 1, 0) // one call in set-up: the limit is reached
+		run(b, g)
+	})
+}

@@ -1,0 +1,440 @@
+package sprc
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/isupgw/isupgw/mtp"
+)
+
+// Adaptive admission: a limit on the calls in set-up (IAM sent, no backward
+// message yet, the call's wait in the outbound queue included), per
+// destination and overall, adjusted once a window from the set-up time the
+// admitted calls measured. It is a delay-gradient limit in the spirit of TCP
+// Vegas and of Netflix's gradient concurrency limits:
+//
+//	gradient = clamp((baseline + Target) / setup, 0.5, 2)
+//	limit    = limit + Smoothing * (limit*gradient + sqrt(limit) - limit)
+//
+// where setup is the window's mean set-up time and baseline the lowest window
+// mean of the last Baseline while nothing was refused (the set-up time
+// without queueing). While set-up times stay below baseline + Target the
+// limit grows (only while at least a quarter of it is used, so an idle
+// destination does not gain an unbounded limit, yet a load that doubles or
+// more at once still finds room); above it, it shrinks, by at most an eighth
+// a window. At equilibrium the queueing delay the calls see is
+// about Target, the server runs at its capacity and only the excess is
+// refused. The limit never falls below MinLimit (>= 1): with no call in
+// set-up, a call is always admitted. After a Baseline period of refusing the
+// baseline is probed (the limit at a quarter for two windows, BBR's
+// ProbeRTT). The overall limit moves with the highest gradient of the
+// destinations: it shrinks when all of them slow down (the gateway is the
+// bottleneck), not for one slow far end.
+
+// AdmissionConfig is the adaptive limit on calls in set-up.
+type AdmissionConfig struct {
+	Enabled bool
+	// Target is the queueing delay allowed on top of the baseline set-up
+	// time (20 ms).
+	Target time.Duration
+	// InitialLimit is the limit before anything was measured (100);
+	// MinLimit and MaxLimit bound it (4, 10000). MinLimit is at least 1.
+	InitialLimit, MinLimit, MaxLimit int
+	// Smoothing is the share of each new estimate taken (0.25).
+	Smoothing float64
+	// Window is how often the limit is adjusted (100 ms).
+	Window time.Duration
+	// Baseline is how long the lowest set-up time is remembered (30 s).
+	Baseline time.Duration
+	// Hold is the least time the admission's level 1 stays raised (2 s);
+	// it clears once nothing was refused for ClearAfter (1 s).
+	Hold, ClearAfter time.Duration
+}
+
+// gate is what the edge reads without a lock.
+type gate struct {
+	inSetup atomic.Int64
+	limit   atomic.Int64
+	refused atomic.Uint64
+}
+
+// full reports whether one more call, behind queued others, would exceed the
+// limit.
+func (g *gate) full(queued int64) bool { return g.inSetup.Load()+queued >= g.limit.Load() }
+
+// limiter adapts one gate's limit.
+type limiter struct {
+	gate
+	limit       float64
+	sum         time.Duration // set-up times completed in this window
+	n           int
+	peak        int64 // most calls in set-up during this window
+	lastRefused uint64
+	base        baseline
+	atMinSince  time.Time
+	// lastSeen is the last window that could show the baseline (nothing
+	// refused); probe counts down the windows of a baseline probe, which
+	// holds the limit at a quarter of probeFrom.
+	lastSeen  time.Time
+	probe     int
+	probeFrom float64
+}
+
+func newLimiter(cfg *AdmissionConfig) *limiter {
+	l := &limiter{limit: float64(cfg.InitialLimit)}
+	l.gate.limit.Store(int64(cfg.InitialLimit))
+	return l
+}
+
+func (l *limiter) started() {
+	if n := l.inSetup.Add(1); n > l.peak {
+		l.peak = n
+	}
+}
+
+func (l *limiter) finished(setup time.Duration, measured bool) {
+	l.inSetup.Add(-1)
+	if measured {
+		l.sum += setup
+		l.n++
+	}
+}
+
+// closeWindow reports whether the gate refused anything in the window and
+// the most calls it had in set-up.
+func (l *limiter) closeWindow() (refused bool, peak int64) {
+	r := l.refused.Load()
+	refused, l.lastRefused = r != l.lastRefused, r
+	peak, l.peak = l.peak, l.inSetup.Load()
+	return refused, peak
+}
+
+// adjust closes a destination's window: it measures the gradient from the
+// window's set-up times and applies it. ok is false when nothing was
+// measured (the limit stands).
+func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time) (refused bool, g float64, ok bool) {
+	refused, peak := l.closeWindow()
+	if l.n == 0 {
+		return refused, 0, false
+	}
+	setup := l.sum / time.Duration(l.n)
+	l.sum, l.n = 0, 0
+	if l.lastSeen.IsZero() {
+		l.lastSeen = now
+	}
+	switch l.probe {
+	case 2: // the queue drains
+		l.probe = 1
+		return refused, 0, false
+	case 1: // drained: this window's set-up is close to the baseline
+		l.probe, l.lastSeen = 0, now
+		l.base.observe(setup, now, true, cfg.Baseline)
+		l.limit = l.probeFrom
+		l.gate.limit.Store(int64(l.limit))
+		return refused, 0, false
+	}
+	if !refused {
+		l.lastSeen = now
+	} else if now.Sub(l.lastSeen) >= cfg.Baseline {
+		// Refusing for a whole baseline period, the baseline was not seen
+		// since (or never, when the overload came first): probe it, as
+		// BBR's ProbeRTT does, with the limit at a quarter for two windows
+		// (one to drain the queue, one to measure), then back.
+		l.probe, l.probeFrom = 2, l.limit
+		l.limit = max(l.limit/4, float64(cfg.MinLimit))
+		l.gate.limit.Store(int64(l.limit))
+		return refused, 0, false
+	}
+	base := l.base.observe(setup, now, !refused, cfg.Baseline)
+	// A limit held at its minimum for a whole baseline period while set-up
+	// stays slow is no queue it can drain: the path itself got slower, and the
+	// baseline is learnt again.
+	if l.limit > float64(cfg.MinLimit) || setup <= base+cfg.Target {
+		l.atMinSince = time.Time{}
+	} else if l.atMinSince.IsZero() {
+		l.atMinSince = now
+	} else if now.Sub(l.atMinSince) >= cfg.Baseline {
+		l.base.relearn(setup, now)
+		l.atMinSince = time.Time{}
+	}
+	g = min(max(float64(base+cfg.Target)/float64(max(setup, 1)), 0.5), 2)
+	l.apply(cfg, g, peak)
+	return refused, g, true
+}
+
+// apply moves the limit by a gradient.
+func (l *limiter) apply(cfg *AdmissionConfig, g float64, peak int64) {
+	next := l.limit*g + math.Sqrt(l.limit)
+	if g > 1 && float64(peak) < l.limit/4 {
+		// The limit is not used: do not grow it, and let it come back
+		// towards four times what is used (not below the initial limit),
+		// so that a later overload does not find a limit grown in a busy
+		// hour long gone.
+		next = max(4*float64(peak), float64(cfg.InitialLimit))
+		if next >= l.limit {
+			return
+		}
+	}
+	l.limit += cfg.Smoothing * (next - l.limit)
+	l.limit = min(max(l.limit, float64(cfg.MinLimit)), float64(cfg.MaxLimit))
+	l.gate.limit.Store(int64(l.limit))
+}
+
+// baseline is the lowest window mean of set-up time over the last period (two
+// half-period buckets), from windows in which nothing was refused; when there
+// were none, the last one known.
+type baseline struct {
+	cur, prev time.Duration // 0: nothing in the bucket
+	since     time.Time
+	held      time.Duration
+}
+
+func (b *baseline) observe(setup time.Duration, now time.Time, candidate bool, period time.Duration) time.Duration {
+	if b.since.IsZero() {
+		b.since = now
+	}
+	if now.Sub(b.since) >= period/2 {
+		b.prev, b.cur, b.since = b.cur, 0, now
+	}
+	if candidate && (b.cur == 0 || setup < b.cur) {
+		b.cur = setup
+	}
+	switch {
+	case b.cur > 0 && (b.prev == 0 || b.cur < b.prev):
+		b.held = b.cur
+	case b.prev > 0:
+		b.held = b.prev
+	case b.held == 0:
+		b.held = setup // the first window was already refusing: its mean is all we know
+	}
+	return b.held
+}
+
+func (b *baseline) relearn(setup time.Duration, now time.Time) {
+	b.cur, b.prev, b.since, b.held = setup, 0, now, setup
+}
+
+// setup is one outgoing call in set-up.
+type setup struct {
+	start time.Time // when its outseize was queued
+	l     *limiter
+}
+
+// admission is the controller's adaptive admission state.
+type admission struct {
+	on     atomic.Bool
+	all    atomic.Pointer[limiter]                    // replaced when switched on or off, read by the edge
+	gates  atomic.Pointer[map[mtp.PointCode]*limiter] // copy on write, for the edge
+	setups map[uint64]setup
+	edge   atomic.Uint64 // refusals at the edge
+	// level is the admission's own level (0 or 1), held at least Hold.
+	level       Level
+	since       time.Time
+	lastRefusal time.Time
+	window      time.Time
+	changes     uint64
+	refusing    int // windows in a row with a refusal
+}
+
+func (a *admission) init(cfg *AdmissionConfig) {
+	a.all.Store(newLimiter(cfg))
+	a.setups = map[uint64]setup{}
+	m := map[mtp.PointCode]*limiter{}
+	a.gates.Store(&m)
+	a.on.Store(cfg.Enabled)
+}
+
+// limiterFor returns a destination's limiter, creating it (called with the
+// controller's lock held).
+func (a *admission) limiterFor(pc mtp.PointCode, cfg *AdmissionConfig) *limiter {
+	m := *a.gates.Load()
+	if l, ok := m[pc]; ok {
+		return l
+	}
+	n := make(map[mtp.PointCode]*limiter, len(m)+1)
+	for k, v := range m {
+		n[k] = v
+	}
+	l := newLimiter(cfg)
+	n[pc] = l
+	a.gates.Store(&n)
+	return l
+}
+
+// AdmitEdge is the lock-free part of the adaptive admission, for the edge
+// of the stack: it refuses (RefuseAdmission, counted) a new outgoing call to
+// dpc when the calls in set-up to it, or overall, plus the queued requests
+// already reach the limit. Admit means "not refused here": the stack's loop
+// then decides with every check. A destination not yet seen is left to the
+// loop.
+func (c *Controller) AdmitEdge(dpc mtp.PointCode, queued int) Refusal {
+	a := &c.adm
+	if !a.on.Load() {
+		return Admit
+	}
+	l, ok := (*a.gates.Load())[dpc]
+	if !ok {
+		return Admit
+	}
+	q, all := int64(queued), a.all.Load()
+	switch {
+	case l.full(q):
+		l.refused.Add(1)
+	case all.full(q):
+		all.refused.Add(1)
+	default:
+		return Admit
+	}
+	a.edge.Add(1)
+	return RefuseAdmission
+}
+
+// admitAdaptive is the loop's check, with the lock held: exact, since the
+// calls it admitted are counted in set-up before it is asked again.
+func (c *Controller) admitAdaptive(dpc mtp.PointCode) Refusal {
+	a := &c.adm
+	if !a.on.Load() {
+		return Admit
+	}
+	l, all := a.limiterFor(dpc, &c.cfg.Admission), a.all.Load()
+	switch {
+	case l.full(0):
+		l.refused.Add(1)
+	case all.full(0):
+		all.refused.Add(1)
+	default:
+		return Admit
+	}
+	return RefuseAdmission
+}
+
+// OutgoingCallStarted is CallStarted for an outgoing call whose IAM was just
+// sent: call identifies it until its first backward message or its end;
+// queued is how long its outseize waited in the outbound queue (counted in
+// its set-up time).
+func (c *Controller) OutgoingCallStarted(pc mtp.PointCode, call uint64, queued time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.callStarted(pc, true)
+	c.destination(pc).attempts.start(call)
+	if a := &c.adm; a.on.Load() {
+		l := a.limiterFor(pc, &c.cfg.Admission)
+		l.started()
+		a.all.Load().started()
+		a.setups[call] = setup{start: c.now().Add(-max(queued, 0)), l: l}
+	}
+}
+
+// BackwardFor is Backward for a known call: its set-up time is measured.
+// OutgoingCallStarted also counts the attempt for availability, in order.
+func (c *Controller) BackwardFor(pc mtp.PointCode, call uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.destination(pc).attempts.answer(call)
+	c.setupOver(call, true)
+}
+
+// CallEndedFor is CallEnded for a known call; a call that ends in set-up
+// leaves it unmeasured.
+func (c *Controller) CallEndedFor(pc mtp.PointCode, outgoing bool, call uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.callEnded(pc, outgoing)
+	if outgoing {
+		c.setupOver(call, false)
+	}
+}
+
+func (c *Controller) setupOver(call uint64, measured bool) {
+	a := &c.adm
+	s, ok := a.setups[call]
+	if !ok {
+		return
+	}
+	delete(a.setups, call)
+	d := c.now().Sub(s.start)
+	s.l.finished(d, measured)
+	a.all.Load().finished(d, false) // the overall limit moves with the destinations' gradients
+}
+
+// admissionTick adjusts the limits once a window and moves the admission's
+// level: raised by the second window in a row with a refusal, cleared once
+// nothing was refused for ClearAfter and the level was held for Hold.
+func (c *Controller) admissionTick(now time.Time) {
+	a, cfg := &c.adm, &c.cfg.Admission
+	if !a.on.Load() {
+		return
+	}
+	if a.window.IsZero() {
+		a.window = now
+	}
+	if now.Sub(a.window) < cfg.Window {
+		return
+	}
+	a.window = now
+	// The overall limit follows the least congested destination: when the
+	// gateway itself is the bottleneck every destination's set-up slows
+	// down, while one slow far end must not starve the others.
+	all := a.all.Load()
+	refused, peak := all.closeWindow()
+	best, measured := 0.0, false
+	for _, l := range *a.gates.Load() {
+		r, g, ok := l.adjust(cfg, now)
+		refused = refused || r
+		if ok && (!measured || g > best) {
+			best, measured = g, true
+		}
+	}
+	if measured {
+		all.apply(cfg, best, peak)
+	}
+	before := c.outboundLevel()
+	if refused {
+		a.refusing++
+	} else {
+		a.refusing = 0
+	}
+	switch {
+	case refused:
+		a.lastRefusal = now
+		if a.level == 0 && a.refusing >= 2 { // two windows in a row: not a stray burst
+			a.level, a.since = 1, now
+			a.changes++
+		}
+	case a.level > 0 && now.Sub(a.lastRefusal) >= cfg.ClearAfter && now.Sub(a.since) >= cfg.Hold:
+		a.level = 0
+		a.changes++
+	}
+	c.outboundChanged(before, "admission")
+}
+
+// reset forgets every call in set-up (admission switched off or on).
+func (a *admission) reset(cfg *AdmissionConfig) {
+	a.init(cfg)
+	a.level = 0
+}
+
+// AdmissionStatus is the adaptive admission's state.
+type AdmissionStatus struct {
+	Enabled      bool
+	Level        Level
+	Limit        int // overall
+	InSetup      int // overall
+	LevelChanges uint64
+	Destinations map[mtp.PointCode]AdmissionGate
+}
+
+// AdmissionGate is one destination's limit.
+type AdmissionGate struct{ Limit, InSetup int }
+
+func (a *admission) status() AdmissionStatus {
+	s := AdmissionStatus{Enabled: a.on.Load(), Level: a.level, LevelChanges: a.changes}
+	all := a.all.Load()
+	s.Limit, s.InSetup = int(all.gate.limit.Load()), int(all.inSetup.Load())
+	s.Destinations = map[mtp.PointCode]AdmissionGate{}
+	for pc, l := range *a.gates.Load() {
+		s.Destinations[pc] = AdmissionGate{Limit: int(l.gate.limit.Load()), InSetup: int(l.inSetup.Load())}
+	}
+	return s
+}

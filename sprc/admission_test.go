@@ -1,0 +1,338 @@
+package sprc
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/isupgw/isupgw/mtp"
+)
+
+// simServer is a far end on the fake clock: a FIFO queue served at rate calls
+// per second; a served call's backward message arrives prop later.
+type simServer struct {
+	rate   float64
+	prop   time.Duration
+	credit float64
+	queue  []simCall
+	flight []simCall // served, backward message due at .due
+}
+
+type simCall struct {
+	id       uint64
+	queued   time.Time
+	due      time.Time
+	answered bool
+}
+
+// second is what one simulated second saw.
+type second struct {
+	offered, admitted, refused, completed int
+	waitSum                               time.Duration // queueing in the server of the calls served
+	limit                                 int
+	level                                 Level
+}
+
+func (s second) meanWait() time.Duration {
+	if s.completed == 0 {
+		return 0
+	}
+	return s.waitSum / time.Duration(s.completed)
+}
+
+// lane is one destination of a simulation: its server, its offered load
+// and what each second saw.
+type lane struct {
+	pc    mtp.PointCode
+	srv   simServer
+	load  float64
+	carry float64
+	secs  []second
+	cur   second
+	// firstRefusal is when the first refusal happened (zero: none).
+	firstRefusal time.Time
+}
+
+// sim drives a controller with an offered load against a simServer (and
+// the extra lanes, other destinations) in 1 ms steps, ticking the
+// controller every 10 ms.
+type sim struct {
+	lane
+	t      *testing.T
+	f      *fake
+	extra  []*lane
+	nextID uint64
+	step   int
+}
+
+func newSim(t *testing.T, rate float64, prop time.Duration) *sim {
+	cfg := Config{Admission: Default.Admission}
+	return &sim{t: t, f: newFake(t, cfg), lane: lane{srv: simServer{rate: rate, prop: prop}, pc: 7}}
+}
+
+// run offers load calls/s to the first destination (the extra lanes their
+// own loads) for d.
+func (s *sim) run(load float64, d time.Duration) {
+	s.t.Helper()
+	s.load = load
+	lanes := append([]*lane{&s.lane}, s.extra...)
+	for end := s.f.now.Add(d); s.f.now.Before(end); {
+		s.f.now = s.f.now.Add(time.Millisecond)
+		s.step++
+		for _, ln := range lanes {
+			s.stepLane(ln)
+		}
+		if s.step%10 == 0 {
+			s.f.c.Tick()
+		}
+		if s.step%1000 == 0 {
+			st := s.f.c.Snapshot().Admission
+			for _, ln := range lanes {
+				ln.cur.limit, ln.cur.level = st.Destinations[ln.pc].Limit, st.Level
+				ln.secs = append(ln.secs, ln.cur)
+				ln.cur = second{}
+			}
+		}
+	}
+}
+
+// stepLane runs one millisecond of a destination.
+func (s *sim) stepLane(ln *lane) {
+	c := s.f.c
+	// Arrivals, spread evenly.
+	ln.carry += ln.load / 1000
+	for ; ln.carry >= 1; ln.carry-- {
+		ln.cur.offered++
+		r := c.AdmitEdge(ln.pc, 0)
+		if r == Admit {
+			r = c.AdmitOutgoing(ln.pc)
+		}
+		if r != Admit {
+			if r != RefuseAdmission {
+				s.t.Fatalf("refused %v, want only admission refusals", r)
+			}
+			// Never zero: a refusal needs a call in set-up.
+			if n := c.adm.all.Load().inSetup.Load(); n < 1 {
+				s.t.Fatalf("refused with %d calls in set-up", n)
+			}
+			if ln.firstRefusal.IsZero() {
+				ln.firstRefusal = s.f.now
+			}
+			ln.cur.refused++
+			continue
+		}
+		s.nextID++
+		c.OutgoingCallStarted(ln.pc, s.nextID, 0)
+		ln.srv.queue = append(ln.srv.queue, simCall{id: s.nextID, queued: s.f.now})
+		ln.cur.admitted++
+	}
+	// Service.
+	ln.srv.credit += ln.srv.rate / 1000
+	for ln.srv.credit >= 1 && len(ln.srv.queue) > 0 {
+		x := ln.srv.queue[0]
+		ln.srv.queue = ln.srv.queue[1:]
+		ln.cur.waitSum += s.f.now.Sub(x.queued)
+		x.due = s.f.now.Add(ln.srv.prop)
+		ln.srv.flight = append(ln.srv.flight, x)
+		ln.srv.credit--
+	}
+	if len(ln.srv.queue) == 0 {
+		ln.srv.credit = min(ln.srv.credit, 1) // an idle server banks no work
+	}
+	for len(ln.srv.flight) > 0 && !ln.srv.flight[0].due.After(s.f.now) {
+		x := ln.srv.flight[0]
+		ln.srv.flight = ln.srv.flight[1:]
+		c.BackwardFor(ln.pc, x.id)
+		c.CallEndedFor(ln.pc, true, x.id)
+		ln.cur.completed++
+	}
+}
+
+// over sums seconds [from, to) of the run.
+func (s *lane) over(from, to int) second {
+	var t second
+	for _, x := range s.secs[from:to] {
+		t.offered += x.offered
+		t.admitted += x.admitted
+		t.refused += x.refused
+		t.completed += x.completed
+		t.waitSum += x.waitSum
+	}
+	return t
+}
+
+func (s *lane) trace() string {
+	var b strings.Builder
+	for i, x := range s.secs {
+		fmt.Fprintf(&b, "%3d s: offered %5d admitted %5d refused %5d completed %5d wait %6v limit %4d level %d\n",
+			i, x.offered, x.admitted, x.refused, x.completed, x.meanWait().Round(time.Millisecond/10), x.limit, x.level)
+	}
+	return b.String()
+}
+
+// expectCapacity checks seconds [from, to): goodput at least 95 % of rate
+// and the server's queue wait at most three times the target.
+func (s *sim) expectCapacity(from, to int, rate float64) {
+	s.t.Helper()
+	t := s.over(from, to)
+	n := float64(to - from)
+	goodput := float64(t.completed) / n
+	if goodput < 0.95*rate {
+		s.t.Errorf("seconds %d-%d: goodput %.0f/s, want at least 95 %% of %.0f/s\n%s", from, to, goodput, rate, s.trace())
+	}
+	if w, bound := t.meanWait(), 3*Default.Admission.Target; w > bound {
+		s.t.Errorf("seconds %d-%d: mean queue wait %v, want at most %v\n%s", from, to, w, bound, s.trace())
+	}
+}
+
+// TestAdmissionConvergesToServerCapacity: under a sustained overload of 2, 3
+// and 5 times a simulated server's capacity, the limit admits about the
+// capacity (goodput >= 95 %) with a bounded queue, the first refusal comes
+// within 1 s, alarm 0x16 is raised once and held for the whole overload
+// (no flapping), and cleared within 2 s of the load dropping.
+func TestAdmissionConvergesToServerCapacity(t *testing.T) {
+	for _, mult := range []float64{2, 3, 5} {
+		t.Run(fmt.Sprintf("%gx", mult), func(t *testing.T) {
+			const rate = 1000
+			s := newSim(t, rate, 5*time.Millisecond)
+			s.run(rate/2, 5*time.Second)
+			if s.over(0, 5).refused != 0 {
+				t.Fatalf("refusals at half the capacity:\n%s", s.trace())
+			}
+			s.f.expectAlarms("")
+			start := s.f.now
+			s.run(mult*rate, 60*time.Second)
+			if s.firstRefusal.IsZero() || s.firstRefusal.Sub(start) > time.Second {
+				t.Errorf("first refusal at %v after the overload began, want within 1 s", s.firstRefusal.Sub(start))
+			}
+			s.expectCapacity(10, 65, rate)
+			if a := s.over(10, 65); float64(a.admitted)/55 > 1.05*rate {
+				t.Errorf("admitted %.0f/s, more than the capacity can serve", float64(a.admitted)/55)
+			}
+			s.f.expectAlarms("0x16+") // raised once, not cleared during the overload
+			if n := s.f.c.Snapshot().Admission.LevelChanges; n != 1 {
+				t.Errorf("%d level changes in the overload, want 1", n)
+			}
+			s.run(rate/2, 2*time.Second)
+			if got := s.f.takeAlarms(); got != "0x16-" {
+				t.Errorf("alarms within 2 s of the load dropping %q, want 0x16-\n%s", got, s.trace())
+			}
+			s.run(rate/2, 5*time.Second)
+			if r := s.over(len(s.secs)-5, len(s.secs)).refused; r != 0 {
+				t.Errorf("%d refusals after the load dropped\n%s", r, s.trace())
+			}
+		})
+	}
+}
+
+// TestAdmissionFollowsCapacityStep: the server's capacity falls from 1000 to
+// 400 calls/s and comes back under a constant 2000 calls/s; the limit
+// follows both ways.
+func TestAdmissionFollowsCapacityStep(t *testing.T) {
+	s := newSim(t, 1000, 5*time.Millisecond)
+	s.run(2000, 15*time.Second)
+	s.expectCapacity(5, 15, 1000)
+	s.srv.rate = 400
+	s.run(2000, 15*time.Second)
+	s.expectCapacity(20, 30, 400)
+	s.srv.rate = 1000
+	s.run(2000, 15*time.Second)
+	s.expectCapacity(35, 45, 1000)
+}
+
+// TestAdmissionRecoversAfterLoadDrops: after an overload the load falls to a
+// third of the capacity: within a second every call is admitted again.
+func TestAdmissionRecoversAfterLoadDrops(t *testing.T) {
+	s := newSim(t, 1000, 5*time.Millisecond)
+	s.run(4000, 20*time.Second)
+	s.run(300, 10*time.Second)
+	after := s.over(21, 30)
+	if after.refused != 0 || after.admitted != after.offered {
+		t.Errorf("after the drop: offered %d admitted %d refused %d\n%s", after.offered, after.admitted, after.refused, s.trace())
+	}
+	if st := s.f.c.Snapshot().Admission; st.Level != 0 {
+		t.Errorf("admission level %d after the load dropped", st.Level)
+	}
+}
+
+// TestAdmissionNeverAdmitsZero: a far end so slow (5 calls/s for 200
+// offered) that the limit falls to its minimum still gets calls (the simulation checks that
+// every refusal had a call in set-up), and once the calls in set-up are
+// answered a new call is admitted.
+func TestAdmissionNeverAdmitsZero(t *testing.T) {
+	s := newSim(t, 5, 5*time.Millisecond)
+	s.run(200, 20*time.Second)
+	st := s.f.c.Snapshot().Admission
+	if lim := st.Destinations[s.pc].Limit; lim < Default.Admission.MinLimit || lim >= Default.Admission.InitialLimit {
+		t.Errorf("limit %d after 20 s at 40 times the capacity, want it lowered, not below %d\n%s", lim, Default.Admission.MinLimit, s.trace())
+	}
+	if s.over(5, 20).admitted == 0 {
+		t.Errorf("nothing admitted\n%s", s.trace())
+	}
+	s.run(0, 5*time.Second) // every call in set-up answered
+	if n := s.f.c.adm.all.Load().inSetup.Load(); n != 0 {
+		t.Fatalf("%d calls still in set-up", n)
+	}
+	if r := s.f.c.AdmitOutgoing(s.pc); r != Admit {
+		t.Errorf("with nothing in set-up: %v, want admitted", r)
+	}
+	// A configured minimum of 0 takes the default; a negative one is refused.
+	if err := (Config{Admission: AdmissionConfig{Enabled: true, MinLimit: -1}}).Validate(); err == nil {
+		t.Error("a negative minimum limit was accepted")
+	}
+	if c := (Config{Admission: AdmissionConfig{Enabled: true}}).withDefaults(); c.Admission.MinLimit < 1 {
+		t.Errorf("default minimum limit %d", c.Admission.MinLimit)
+	}
+}
+
+// TestAdmissionOffKeepsSeedBehaviour: with admission off nothing is tracked
+// and nothing refused however many calls are in set-up.
+func TestAdmissionOffKeepsSeedBehaviour(t *testing.T) {
+	f := newFake(t, Config{})
+	for i := range uint64(1000) {
+		if r := f.c.AdmitEdge(3, 0); r != Admit {
+			t.Fatalf("edge refused %v with admission off", r)
+		}
+		if r := f.c.AdmitOutgoing(3); r != Admit {
+			t.Fatalf("refused %v with admission off", r)
+		}
+		f.c.OutgoingCallStarted(3, i, 0)
+	}
+	f.advance(time.Second)
+	if s := f.c.Snapshot(); s.Admission.Enabled || s.Admission.InSetup != 0 || s.Destinations[0].Outbound != 1000 {
+		t.Errorf("admission off: %+v, outbound %d", s.Admission, s.Destinations[0].Outbound)
+	}
+	f.expectAlarms("")
+}
+
+// TestAdmissionAdmitsLoadStepsBelowCapacity: a load that doubles at once, as
+// in the benchmark's capacity search, but stays below the capacity, is never
+// refused: the limit keeps room for it.
+func TestAdmissionAdmitsLoadStepsBelowCapacity(t *testing.T) {
+	s := newSim(t, 10000, 100*time.Millisecond)
+	for _, load := range []float64{500, 1000, 2000, 4000, 8000} {
+		s.run(load, 5*time.Second)
+	}
+	if r := s.over(0, len(s.secs)).refused; r != 0 {
+		t.Errorf("%d calls refused below the capacity\n%s", r, s.trace())
+	}
+	s.f.expectAlarms("")
+}
+
+// TestAdmissionSlowDestinationDoesNotStarveOthers: one far end overloaded
+// from the first second (offered three times what it serves, so its
+// baseline is never seen until a probe) beside one with room to spare: the
+// slow one's limit shrinks, and after its first baseline probe (30 s) its
+// queue is bounded; the overall limit follows the destination with room,
+// whose calls are all admitted.
+func TestAdmissionSlowDestinationDoesNotStarveOthers(t *testing.T) {
+	s := newSim(t, 200, 5*time.Millisecond)
+	fast := &lane{pc: 8, srv: simServer{rate: 5000, prop: 5 * time.Millisecond}, load: 2000}
+	s.extra = []*lane{fast}
+	s.run(600, 60*time.Second)
+	s.expectCapacity(35, 60, 200)
+	if f := fast.over(5, 60); f.refused != 0 || f.admitted != f.offered {
+		t.Errorf("the destination with room: offered %d, admitted %d, refused %d\n%s", f.offered, f.admitted, f.refused, fast.trace())
+	}
+}

@@ -1,0 +1,135 @@
+package sprc
+
+import (
+	"testing"
+	"time"
+)
+
+// TestEdgeRefusalMatchesTheLoop: the refusal the edge gives without asking
+// is the one the full check gives, in every state where it gives one.
+func TestEdgeRefusalMatchesTheLoop(t *testing.T) {
+	for _, policy := range []Level1Policy{Level1RefuseAll, Level1Throttle} {
+		cfg := Default
+		cfg.Level1Outseize = policy
+		cfg.CodeYellow.SampleSize = 1
+		f := newFake(t, cfg)
+		check := func(state string, want Refusal) {
+			t.Helper()
+			if got := f.c.EdgeRefusal(); got != want {
+				t.Fatalf("%s, %s: edge refusal %v, want %v", policy, state, got, want)
+			}
+			if want != Admit {
+				if got := f.c.AdmitOutgoing(9); got != want {
+					t.Fatalf("%s, %s: the loop says %v, the edge %v", policy, state, got, want)
+				}
+			}
+		}
+		check("no congestion", Admit)
+		f.c.Probe(Outbound, 10*time.Second) // level 1
+		if policy == Level1Throttle {
+			check("level 1", Admit) // depends on the wait: the loop decides
+		} else {
+			check("level 1", RefuseOutboundCongestion)
+		}
+		f.c.Probe(Outbound, 12*time.Second)
+		check("level 2", RefuseOutboundCongestion)
+		for range 10 {
+			f.c.Probe(Outbound, 0)
+		}
+		f.c.Probe(Inbound, 30*time.Millisecond) // Code Yellow after one sample
+		check("Code Yellow", RefuseHighTraffic)
+		before := f.c.Snapshot().Refused[RefuseHighTraffic]
+		f.c.RefuseAtEdge(RefuseHighTraffic)
+		if n := f.c.Snapshot().Refused[RefuseHighTraffic]; n != before+1 {
+			t.Fatalf("edge refusal counted %d, want %d", n, before+1)
+		}
+	}
+}
+
+// TestAdmissionLevelRaisesAlarmAndACL: the admission's level 1 raises alarm
+// 0x16 (outbound) and the ACL, leaves the probes' level alone, combines with
+// it, and clears only after the hold and clear times.
+func TestAdmissionLevelRaisesAlarmAndACL(t *testing.T) {
+	cfg := Config{Admission: AdmissionConfig{Enabled: true, InitialLimit: 1, MinLimit: 1, MaxLimit: 1, Hold: 2 * time.Second, ClearAfter: time.Second}}
+	f := newFake(t, cfg)
+	f.c.OutgoingCallStarted(5, 1, 0)
+	if r := f.c.AdmitOutgoing(5); r != RefuseAdmission {
+		t.Fatalf("second call in set-up at limit 1: %v", r)
+	}
+	f.advance(100 * time.Millisecond) // the window closes: one stray refusal
+	f.expectAlarms("")
+	f.c.AdmitOutgoing(5)
+	f.advance(100 * time.Millisecond) // a second window in a row with a refusal
+	if len(f.alarms) != 1 || f.alarms[0].Data["direction"] != "outbound" || f.alarms[0].Data["level"] != 1 {
+		t.Fatalf("alarms %+v", f.alarms)
+	}
+	f.expectAlarms("0x16+")
+	if acl := f.c.ReleaseACL(); acl != 1 {
+		t.Fatalf("ACL %d while refusing the excess, want 1", acl)
+	}
+	if s := f.c.Snapshot(); s.Level[Outbound] != 0 || s.Admission.Level != 1 {
+		t.Fatalf("probe level %d, admission level %d", s.Level[Outbound], s.Admission.Level)
+	}
+	// The probes' level 2 on top moves the alarm; back to none, the
+	// admission's level 1 remains.
+	f.c.Probe(Outbound, 12*time.Second)
+	f.expectAlarms("0x16+")
+	for range 10 {
+		f.c.Probe(Outbound, 0)
+	}
+	if len(f.alarms) != 1 || f.alarms[0].Cleared || f.alarms[0].Data["level"] != 1 {
+		t.Fatalf("probe level cleared under the admission's level 1: %+v", f.alarms)
+	}
+	f.takeAlarms()
+	// Nothing refused any more: cleared after ClearAfter once Hold has passed.
+	f.c.BackwardFor(5, 1)
+	for range 9 {
+		f.advance(100 * time.Millisecond)
+	}
+	f.expectAlarms("") // 1 s since the raise: held
+	for range 11 {
+		f.advance(100 * time.Millisecond)
+	}
+	f.expectAlarms("0x16-")
+	if acl := f.c.ReleaseACL(); acl != 0 {
+		t.Fatalf("ACL %d after clearing", acl)
+	}
+}
+
+// TestAdmissionSwitchedOnAndOff: a reload that switches the admission off
+// stops its refusals and forgets the calls in set-up; switched on again it
+// starts afresh. The edge may read it meanwhile (go test -race).
+func TestAdmissionSwitchedOnAndOff(t *testing.T) {
+	cfg := Config{Admission: AdmissionConfig{Enabled: true, InitialLimit: 1, MinLimit: 1, MaxLimit: 1}}
+	f := newFake(t, cfg)
+	f.c.OutgoingCallStarted(5, 1, 0)
+	if r := f.c.AdmitEdge(5, 0); r != RefuseAdmission {
+		t.Fatalf("at the limit: %v", r)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 1000 {
+			f.c.AdmitEdge(5, 0)
+		}
+	}()
+	off := cfg
+	off.Admission.Enabled = false
+	if err := f.c.Reconfigure(off); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.Reconfigure(cfg); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if s := f.c.Snapshot().Admission; !s.Enabled || s.InSetup != 0 {
+		t.Fatalf("after off and on: %+v", s)
+	}
+	if r := f.c.AdmitEdge(5, 0); r != Admit {
+		t.Fatalf("a fresh start refused: %v", r)
+	}
+	f.c.BackwardFor(5, 1) // a call from before the reload: ignored
+	if s := f.c.Snapshot().Admission; s.InSetup != 0 {
+		t.Fatalf("in set-up %d, want 0", s.InSetup)
+	}
+}
