@@ -20,10 +20,9 @@ type simServer struct {
 }
 
 type simCall struct {
-	id       uint64
-	queued   time.Time
-	due      time.Time
-	answered bool
+	id     uint64
+	queued time.Time
+	due    time.Time
 }
 
 // second is what one simulated second saw.
