@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/isupgw/isupgw/gateway"
 	"github.com/isupgw/isupgw/host/wire"
 	"github.com/isupgw/isupgw/mtp/transport"
 )
@@ -435,6 +437,9 @@ func peerStopped(t *testing.T, a, b *gw) {
 	detect := down.Sub(t0)
 	refusedStatus := probeRefusal(t, h)
 	time.Sleep(8*time.Second - time.Since(t0)) // B stays stopped for 8 s
+	paused, _ := a.status()
+	t.Logf("A before SIGCONT: %d calls, circuits %v", paused.Calls, paused.Circuits)
+	checkPaused(t, paused)
 	b.signal(t, syscall.SIGCONT)
 	continued = true
 	t1 := time.Now()
@@ -450,7 +455,7 @@ func peerStopped(t *testing.T, a, b *gw) {
 	t.Logf("B stopped 8 s: A declared it down after %v (outseize then refused 0x%04X); resumed %v after SIGCONT; load through it: %s; after: %s; circuits idle %v after the load (stuck: A %d %v, B %d %v)",
 		detect.Round(time.Millisecond), uint16(refusedStatus), recovered.Round(time.Millisecond), l, after,
 		settle.Round(time.Millisecond), stuckA, statesA, stuckB, statesB)
-	checkFault(t, detect, refusedStatus, after, stuckA, stuckB)
+	checkFault(t, h, t0, detect, refusedStatus, l, after, stuckA, stuckB)
 }
 
 // peerKilled: B is killed (SIGKILL) under call load; after A has declared
@@ -473,6 +478,9 @@ func peerKilled(t *testing.T, a, b *gw, ans *answerer) {
 	st, _ := a.status()
 	refusedStatus := probeRefusal(t, h)
 	time.Sleep(time.Second) // B stays dead a little after detection
+	paused, _ := a.status()
+	t.Logf("A 1 s after declaring B down: %d calls, circuits %v", paused.Calls, paused.Circuits)
+	checkPaused(t, paused)
 	t1 := time.Now()
 	b.start(t)
 	up, ok := h.waitAlarm(alarmDestinationUnavailable, 2, true, t1, recoverBound)
@@ -490,7 +498,7 @@ func peerKilled(t *testing.T, a, b *gw, ans *answerer) {
 	t.Logf("B killed: A declared it down after %v (association %q, outseize then refused 0x%04X); resumed %v after the restart (answering host connected %d times in all); load through it: %s; after: %s; circuits idle %v after the load (stuck: A %d %v, B %d %v)",
 		detect.Round(time.Millisecond), assoc(st, "b"), uint16(refusedStatus), recovered.Round(time.Millisecond), dials, l, after,
 		settle.Round(time.Millisecond), stuckA, statesA, stuckB, statesB)
-	checkFault(t, detect, refusedStatus, after, stuckA, stuckB)
+	checkFault(t, h, t0, detect, refusedStatus, l, after, stuckA, stuckB)
 }
 
 // probeRefusal places one call while B is down: it must be refused.
@@ -520,8 +528,36 @@ func afterRecovery(t *testing.T, h *host) *load {
 	return l.stop()
 }
 
-func checkFault(t *testing.T, detect time.Duration, refused wire.Status, after *load, stuckA, stuckB int) {
+// checkPaused: while B is down, A has released every call towards it
+// (those in set-up with cause 41 at the pause, answered ones as their hosts
+// release them) and no circuit is busy; circuits whose REL waits for the
+// resume are "releasing".
+func checkPaused(t *testing.T, st gateway.Status) {
 	t.Helper()
+	busy := st.Circuits["outgoing busy"] + st.Circuits["incoming busy"]
+	if st.Calls != 0 || busy != 0 {
+		t.Errorf("A with B down: %d calls and %d circuits busy, want none (calls in set-up released at the pause)", st.Calls, busy)
+	}
+}
+
+func checkFault(t *testing.T, h *host, since time.Time, detect time.Duration, refused wire.Status, through, after *load, stuckA, stuckB int) {
+	t.Helper()
+	// Calls in set-up when the peer went are released when its destination
+	// is paused (cause 41), not left waiting for T7 (20 s).
+	through.mu.Lock()
+	if n := through.failed[noAnswer]; n > 0 {
+		t.Errorf("%d calls in set-up through the fault got no answer and no release within 10 s", n)
+	}
+	through.mu.Unlock()
+	// The IAMs lost with the association are not the destination's failures
+	// (issue 14 item 2): no out of service for T7 (the pause itself takes
+	// the destination out of service until the resume, by design).
+	for _, al := range h.alarmsSince(since) {
+		if reason, _ := al.Data["reason"].(string); al.Number == alarmDestinationOutOfService && !al.Cleared &&
+			al.Data["dpc"] == 2.0 && strings.Contains(reason, "T7") {
+			t.Errorf("A declared point code 2 out of service %v after the fault: %s", al.at.Sub(since).Round(time.Millisecond), reason)
+		}
+	}
 	if detect > detectBound {
 		t.Errorf("detected after %v, bound %v", detect, detectBound)
 	}

@@ -106,7 +106,27 @@ func (h *host) waitAlarm(number uint16, dpc float64, cleared bool, since time.Ti
 	}
 }
 
-const alarmDestinationUnavailable = 0x17
+// alarmsSince is every alarm that arrived at or after since.
+func (h *host) alarmsSince(since time.Time) []timedAlarm {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []timedAlarm
+	for _, a := range h.alarms {
+		if !a.at.Before(since) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Alarm numbers (docs/host-api.md).
+const (
+	alarmDestinationUnavailable  = 0x17
+	alarmDestinationOutOfService = 0x18
+)
+
+// noAnswer is the failure of a call neither answered nor released within 10 s.
+const noAnswer = "no answer in 10 s"
 
 // outcome is how one call ended.
 type outcome struct {
@@ -141,7 +161,7 @@ func (h *host) call(dpc uint32, hold time.Duration) outcome {
 				return outcome{failure: fmt.Sprintf("released before answer, cause %d", e.Cause)}
 			}
 		case <-answerBy:
-			return outcome{failure: "no answer in 10 s"}
+			return outcome{failure: noAnswer}
 		}
 	}
 	time.Sleep(hold) // the call's holding time, part of the load, not synchronisation
