@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/netip"
 	"os"
 	"reflect"
 	"syscall"
@@ -57,6 +58,15 @@ type Running struct {
 	Config      *config.Config
 	Log         zerolog.Logger
 	mtp3        *mtp3Parts // nil without an mtp3 section
+}
+
+// listenText is the M3UA listen address for the log: a gateway that only
+// dials its peers listens nowhere ("none", not netip's "invalid AddrPort").
+func listenText(a netip.AddrPort) string {
+	if !a.IsValid() {
+		return "none"
+	}
+	return a.String()
 }
 
 // Run runs the gateway until ctx ends or a stop signal arrives.
@@ -210,7 +220,7 @@ func Run(ctx context.Context, o Options) error {
 	go run.watchAssociations(ctx, watch, cfg.Gateway.M3UA.Peers)
 	log.Info().Str("config", cfg.Source).Uint32("point_code", uint32(cfg.Gateway.Stack.OPC)).
 		Str("transport", cfg.Transport.String()).Str("transport_why", cfg.TransportWhy).
-		Str("m3ua", cfg.Gateway.M3UA.Listen.String()).Str("host_api", fmt.Sprint(srv.TCPAddr())).Str("metrics", ln.Addr().String()).
+		Str("m3ua", listenText(cfg.Gateway.M3UA.Listen)).Str("host_api", fmt.Sprint(srv.TCPAddr())).Str("metrics", ln.Addr().String()).
 		Msg("isupgw running")
 	if o.Ready != nil {
 		o.Ready(run)

@@ -116,3 +116,45 @@ metrics: 127.0.0.1:0
 		})
 	}
 }
+
+// A gateway that only dials its peer says in its "isupgw running" line that
+// M3UA listens nowhere, not "invalid AddrPort".
+func TestRunningLineOfADiallerNamesNoListener(t *testing.T) {
+	const y = `point_code: 2
+m3ua: {transport: udp, udp_port: %d, peers: [{name: a, connect: 127.0.0.1:2905, point_codes: [1]}]}
+circuit_groups: [{name: a, point_code: 1, cics: ["1-8"]}]
+host_api: {tcp: "127.0.0.1:0", token: secret}
+metrics: 127.0.0.1:0
+`
+	path := filepath.Join(t.TempDir(), "isupgw.yaml")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(y, freeUDPPort(t))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	ready, errc, sigs := make(chan *Running, 1), make(chan error, 1), make(chan os.Signal, 1)
+	go func() {
+		errc <- Run(context.Background(), Options{ConfigPath: path, LogOut: &logs, Signals: sigs, DrainTimeout: 100 * time.Millisecond,
+			Ready: func(r *Running) { ready <- r }})
+	}()
+	select {
+	case <-ready:
+	case err := <-errc:
+		t.Fatalf("gateway did not start: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("gateway did not start within 10 s")
+	}
+	sigs <- syscall.SIGTERM
+	if err := <-errc; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	var m3 any
+	for _, line := range strings.Split(logs.String(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && rec["message"] == "isupgw running" {
+			m3 = rec["m3ua"]
+		}
+	}
+	if m3 != "none" {
+		t.Errorf(`"isupgw running" logs m3ua %v, want "none"`, m3)
+	}
+}
