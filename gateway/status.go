@@ -18,6 +18,8 @@ type Status struct {
 	Circuits     map[string]int      `json:"circuits"`
 	Calls        int                 `json:"calls"`
 	Congestion   *CongestionStatus   `json:"congestion,omitempty"`
+	// Redundancy is the role in an active/standby pair (absent when single).
+	Redundancy *RedundancyStatus `json:"redundancy,omitempty"`
 }
 
 // AssociationStatus is one M3UA association.
@@ -84,6 +86,9 @@ func (g *Gateway) Status() Status {
 		Circuits: snap.CircuitsByState, Calls: snap.Calls}
 	for name, state := range g.PeerStates() {
 		st.Associations = append(st.Associations, AssociationStatus{Name: name, State: state})
+	}
+	if r := g.Redundancy(); r.Role != RoleSingle {
+		st.Redundancy = &r
 	}
 	sort.Slice(st.Associations, func(i, j int) bool { return st.Associations[i].Name < st.Associations[j].Name })
 	byPC := map[mtp.PointCode]sprc.DestinationStatus{}

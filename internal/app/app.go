@@ -163,6 +163,7 @@ func Run(ctx context.Context, o Options) error {
 
 	handler, err := metrics.Handler(metrics.NewCollector(metrics.Sources{
 		Stack: gw.Stack.Stats, M3UA: gw.Endpoint.Stats(), Peers: gw.PeerStates, Control: gw.Control.Snapshot, Host: srv.Metrics,
+		Redundancy: func() (string, uint64) { r := gw.Redundancy(); return r.Role, r.Changes },
 	}), func() any { return gw.Status() })
 	if err != nil {
 		return err
