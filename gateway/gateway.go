@@ -82,6 +82,8 @@ type Gateway struct {
 	edge     atomic.Uint32
 	opts     options
 	avail    *availability
+	red      *redundancy
+	sink     func(stack.Event)
 	cfg      Config
 	started  time.Time
 	ctx      context.Context
@@ -102,6 +104,10 @@ func New(cfg Config, sink func(stack.Event), opts ...Option) (*Gateway, error) {
 		if err := g.attachControl(cfg); err != nil {
 			return nil, err
 		}
+	}
+	g.red, g.sink = newRedundancy(cfg), sink
+	if g.red.role != RoleSingle {
+		g.opts.stack = append(g.opts.stack, stack.WithEdgeAdmission(g.standbyEdge)) // after attachControl's: this one wins
 	}
 	ep, err := m3ua.New(cfg.M3UA, g.opts.m3ua...)
 	if err != nil {
@@ -135,6 +141,9 @@ func (g *Gateway) Start(ctx context.Context) error {
 		return err
 	}
 	g.ctx, g.started = ctx, time.Now()
+	if g.red.role == RoleStandby {
+		g.raise(stack.Alarm{Kind: stack.AlarmStandby, Text: "this gateway starts as the standby of its pair"})
+	}
 	g.stackErr = make(chan error, 1)
 	g.wg.Add(3)
 	go func() { defer g.wg.Done(); g.stackErr <- g.Stack.Run(ctx) }()
@@ -222,8 +231,12 @@ func (g *Gateway) mtpEvent(ev mtp.Event) {
 		if g.Control != nil {
 			g.Control.MTPEvent(ps) // the IAMs in flight on a lost association are not the destination's failures
 		}
+		after := g.roleEvent(ps)
 		for _, e := range g.avail.peerState(ps.Peer, ps.State == "active") {
 			g.toStackAndControl(e)
+		}
+		if after != nil {
+			after()
 		}
 		return
 	}

@@ -20,6 +20,8 @@ type Status struct {
 	Congestion   *CongestionStatus   `json:"congestion,omitempty"`
 	// Links are the signalling links of an MTP3 node (WithMTP).
 	Links []LinkStatus `json:"links,omitempty"`
+	// Redundancy is the role in an active/standby pair (absent when single).
+	Redundancy *RedundancyStatus `json:"redundancy,omitempty"`
 }
 
 // LinkStatus is one MTP3 signalling link.
@@ -114,6 +116,9 @@ func (g *Gateway) Status() Status {
 		Circuits: snap.CircuitsByState, Calls: snap.Calls}
 	for name, state := range g.PeerStates() {
 		st.Associations = append(st.Associations, AssociationStatus{Name: name, State: state})
+	}
+	if r := g.Redundancy(); r.Role != RoleSingle {
+		st.Redundancy = &r
 	}
 	sort.Slice(st.Associations, func(i, j int) bool { return st.Associations[i].Name < st.Associations[j].Name })
 	if g.opts.links != nil {

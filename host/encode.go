@@ -154,6 +154,12 @@ func mapStackAlarm(a stack.Alarm) Alarm {
 	case stack.AlarmQueryResult:
 		out.Number, out.Severity = wire.AlarmQueryResult, wire.SeverityInformative
 		circuit()
+	case stack.AlarmStandby:
+		out.Number, out.Severity = wire.AlarmStandby, wire.SeverityInformative
+		out.Data["role"] = "standby"
+		if a.Cleared {
+			out.Data["role"] = "active"
+		}
 	default:
 		out.Number, out.Severity = 0, wire.SeverityInformative
 		out.Data["kind"] = int(a.Kind)

@@ -523,7 +523,7 @@ func lasting(n uint16) bool {
 	switch n {
 	case wire.AlarmNetworkCongestion, wire.AlarmStackCongestion, wire.AlarmDestinationUnavailable,
 		wire.AlarmDestinationOutOfServ, wire.AlarmConstraintViolation, wire.AlarmACCActive,
-		wire.AlarmSystemBusy, wire.AlarmCodeRed, wire.AlarmAssociationDown:
+		wire.AlarmSystemBusy, wire.AlarmCodeRed, wire.AlarmAssociationDown, wire.AlarmStandby:
 		return true
 	}
 	return false

@@ -77,6 +77,8 @@ const (
 	StatusNetworkCongestion       Status = 0x010D
 	StatusContinuityNotSupported  Status = 0x010E
 	StatusNotAcknowledged         Status = 0x010F
+	// Call statuses go on at 0x0120: 0x0110-0x011F are the host API's own.
+	StatusStandby Status = 0x0120
 )
 
 // Statuses of the host API (0x0110-0x011F).
@@ -121,6 +123,7 @@ var Statuses = []StatusInfo{
 	{StatusNetworkCongestion, "network_congestion", "The signaling network towards the destination is congested (M3UA SCON); new calls to it are being refused, try later."},
 	{StatusContinuityNotSupported, "continuity_not_supported", "The nature of connection indicators ask for a continuity check, which the gateway cannot perform (it sends no COT); no IAM was sent."},
 	{StatusNotAcknowledged, "not_acknowledged", "A maintenance message went out but the far end did not acknowledge it within the repeat timer; the local effect stands and the gateway keeps repeating it."},
+	{StatusStandby, "standby", "This gateway is the standby of an active/standby pair: it sends no IAM; send the call to the active one (the Go client does)."},
 	{StatusBadJSON, "bad_json", "The line is not a JSON object; the detail gives the parser's message."},
 	{StatusUnknownType, "unknown_type", "The \"type\" is not a request this protocol version knows."},
 	{StatusMissingField, "missing_field", "A required field is absent or null; the detail names it."},
@@ -177,6 +180,7 @@ const (
 	AlarmUnequippedCircuit      uint16 = 0x33 // UCIC received: data dpc, cic
 	AlarmRemoteBlocked          uint16 = 0x34 // far end blocked circuits: data dpc, cic, range
 	AlarmQueryResult            uint16 = 0x35 // a circuit query answered: data dpc, cic, range, states text
+	AlarmStandby                uint16 = 0x40 // this gateway is the standby of its pair; cleared at takeover: data role
 )
 
 // AlarmInfo describes an alarm number for the documentation.
@@ -204,6 +208,7 @@ var Alarms = []AlarmInfo{
 	{AlarmUnequippedCircuit, "unequipped circuit", SeverityMinor, "dpc, cic"},
 	{AlarmRemoteBlocked, "circuits blocked by the far end", SeverityMinor, "dpc, cic, range"},
 	{AlarmQueryResult, "circuit query result", SeverityInformative, "dpc, cic, range, states"},
+	{AlarmStandby, "gateway is standby (cleared: it took over and is active)", SeverityInformative, "role (\"standby\"/\"active\")"},
 }
 
 // Param is an optional ISUP parameter as a host sends it in an outseize and

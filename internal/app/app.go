@@ -203,7 +203,8 @@ func Run(ctx context.Context, o Options) error {
 
 	handler, err := metrics.Handler(metrics.Join(metrics.NewCollector(metrics.Sources{
 		Stack: gw.Stack.Stats, M3UA: gw.Endpoint.Stats(), Peers: gw.PeerStates, Control: gw.Control.Snapshot, Host: srv.Metrics,
-		Links: m3.metrics,
+		Links:      m3.metrics,
+		Redundancy: func() (string, uint64) { r := gw.Redundancy(); return r.Role, r.Changes },
 	}), metrics.NewOpsCollector(opsCollector(gw, srv))), func() any { return statusOf(gw, srv) })
 	if err != nil {
 		return err

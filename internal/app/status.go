@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -37,7 +38,12 @@ func FetchStatus(addr string) (gateway.Status, []byte, error) {
 
 // PrintStatus prints a gateway status as the tables of `isupgw status`.
 func PrintStatus(w io.Writer, st gateway.Status) {
-	fmt.Fprintf(w, "isupgw point code %d, up %s, %d calls\n\n", st.PointCode, st.Uptime, st.Calls)
+	fmt.Fprintf(w, "isupgw point code %d, up %s, %d calls\n", st.PointCode, st.Uptime, st.Calls)
+	if r := st.Redundancy; r != nil {
+		fmt.Fprintf(w, "redundancy: %s since %s (%d role changes, %d takeovers)\n", strings.ToUpper(r.Role),
+			r.Since.UTC().Format(time.RFC3339), r.Changes, r.Takeovers)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ASSOCIATION\tSTATE")
 	for _, a := range st.Associations {

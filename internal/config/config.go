@@ -51,6 +51,7 @@ type File struct {
 	ResetOnStart     *bool          `yaml:"reset_on_start"`
 	ResetOnResume    bool           `yaml:"reset_on_resume"`
 	StateFile        string         `yaml:"state_file"`
+	Redundancy       Redundancy     `yaml:"redundancy"`
 	Timers           Timers         `yaml:"timers"`
 	Congestion       Congestion     `yaml:"congestion"`
 	CodeYellow       CodeYellow     `yaml:"code_yellow"`
@@ -58,6 +59,15 @@ type File struct {
 	Metrics          string         `yaml:"metrics"`
 	Capture          string         `yaml:"capture"`
 	Log              Log            `yaml:"log"`
+}
+
+// Redundancy is the gateway's place in an active/standby pair
+// (docs/deployment.md). Mode "single" (default) or "active-standby": the
+// gateway is one of two ASPs of one AS in override mode at the STP, every
+// m3ua peer is standby-capable, and state_file should name a file both
+// instances share so a maintenance block survives a failover.
+type Redundancy struct {
+	Mode string `yaml:"mode"`
 }
 
 // M3UA is the SIGTRAN side.
@@ -655,7 +665,22 @@ func (v *validator) build(f *File) *Config {
 		for j, pc := range p.PointCodes {
 			mp.DPCs = append(mp.DPCs, v.pointCode(fmt.Sprintf("%s.point_codes[%d]", path, j), pc, ansi, true))
 		}
+		if f.Redundancy.Mode == "active-standby" {
+			if p.TrafficMode.set && p.TrafficMode.v != mtp.Override {
+				v.fail(path+".traffic_mode", "an active-standby pair needs override (in a loadshare AS the STP sends the messages of one call to either instance, and ISUP keeps its state per CIC)")
+			}
+			mp.TrafficMode, mp.Standby = mtp.Override, true
+		}
 		m.Peers = append(m.Peers, mp)
+	}
+	switch f.Redundancy.Mode {
+	case "", "single":
+	case "active-standby":
+		if m.Role != m3ua.RoleASP {
+			v.fail("redundancy.mode", "active-standby needs m3ua.role asp (the pair are two ASPs of one AS at an STP or SG)")
+		}
+	default:
+		v.fail("redundancy.mode", "%q (want single or active-standby)", f.Redundancy.Mode)
 	}
 	// Every circuit group must be reachable through some peer.
 	routed := map[mtp.PointCode]bool{}

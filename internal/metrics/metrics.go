@@ -25,6 +25,8 @@ type Sources struct {
 	Host    func() host.MetricsSnapshot
 	// Links are the own MTP3's signalling links (mtp3 section).
 	Links func() []Link
+	// Redundancy is the role in an active/standby pair and its change count.
+	Redundancy func() (role string, changes uint64)
 }
 
 // Link is one MTP3 signalling link's figures.
@@ -65,6 +67,8 @@ var defs = []struct {
 	{"isupgw_m3ua_bytes_total", "M3UA bytes, by direction.", []string{"direction"}},
 	{"isupgw_m3ua_errors_total", "M3UA problems, by kind (malformed, unexpected, refused_peer, refused_takeover, unsolicited_ack, tack_retransmit, beat_timeout, reconnect, no_route).", []string{"kind"}},
 	{"isupgw_m3ua_association_up", "1 when the association's ASP state is active.", []string{"association", "state"}},
+	{"isupgw_redundancy_role", "1 for the gateway's role in an active/standby pair (single, active or standby).", []string{"role"}},
+	{"isupgw_redundancy_role_changes_total", "Role changes of an active/standby gateway (takeovers and returns to standby).", nil},
 	{"isupgw_sprc_level", "Own congestion level (0-2), by queue direction.", []string{"direction"}},
 	{"isupgw_sprc_probe_delay_seconds", "Last queue probe delay, by direction.", []string{"direction"}},
 	{"isupgw_sprc_probe_delay_average_seconds", "Average queue probe delay, by direction.", []string{"direction"}},
@@ -182,6 +186,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			}
 			gauge("isupgw_m3ua_association_up", up, name, state)
 		}
+	}
+	if c.src.Redundancy != nil {
+		role, changes := c.src.Redundancy()
+		for _, r := range []string{"single", "active", "standby"} {
+			gauge("isupgw_redundancy_role", b2f(r == role), r)
+		}
+		counter("isupgw_redundancy_role_changes_total", float64(changes))
 	}
 	if c.src.Control != nil {
 		s := c.src.Control()

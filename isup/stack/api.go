@@ -32,6 +32,7 @@ const (
 	StatusHighTraffic             Status = 0x010C // Code Yellow: high traffic, try later
 	StatusNetworkCongestion       Status = 0x010D // MTP congestion towards the destination (SCON)
 	StatusContinuityNotSupported  Status = 0x010E // the IAM would promise a continuity check (COT) the gateway cannot send
+	StatusStandby                 Status = 0x0120 // this gateway is the standby of an active/standby pair: send calls to the active one
 )
 
 var statusText = map[Status]string{
@@ -51,6 +52,7 @@ var statusText = map[Status]string{
 	StatusHighTraffic:             "high traffic, try later",
 	StatusNetworkCongestion:       "signaling network congestion towards the destination",
 	StatusContinuityNotSupported:  "continuity check not supported",
+	StatusStandby:                 "standby: this gateway is not the active one of its pair",
 }
 
 func (s Status) String() string {
@@ -234,6 +236,7 @@ const (
 	AlarmUnequippedCircuit                           // UCIC received
 	AlarmRemoteBlocked                               // far end blocked circuits
 	AlarmQueryResult                                 // a CQR arrived (Text has the states)
+	AlarmStandby                                     // raised by the gateway while it is the standby of a pair; cleared at takeover
 )
 
 func (Result) event()       {}

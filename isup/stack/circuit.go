@@ -73,8 +73,11 @@ type peer struct {
 	available bool
 	userPart  bool
 	resetDone bool
-	running   uint32
-	timerSeq  [numTimers]uint32
+	// resetOnResume: a takeover found the destination paused; its group is
+	// reset when it resumes.
+	resetOnResume bool
+	running       uint32
+	timerSeq      [numTimers]uint32
 }
 
 // weControl applies the glare rule to a CIC.

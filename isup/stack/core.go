@@ -31,6 +31,7 @@ type Stats struct {
 	TimerExpiries       [numTimers]uint64
 	StaleTimers         uint64 // call timers found running in a later epoch of their circuit (a missed stop)
 	PausedReleases      uint64 // unanswered calls released because MTP paused their destination
+	Takeovers           uint64 // active/standby takeovers (Takeover)
 	ResumeRELs          uint64 // RELs repeated on MTP resume (one sent while paused was lost)
 }
 

@@ -27,7 +27,8 @@ func (c *core) mtpEvent(e mtp.Event) {
 			pr.available = true
 			c.emit(Alarm{Kind: AlarmDestinationUnavailable, PC: pr.group.DPC, Cleared: true, Text: "MTP resume"})
 			c.repeatLostRELs(p)
-			if c.cfg.ResetOnResume || (c.cfg.ResetOnStart && !pr.resetDone) {
+			if c.cfg.ResetOnResume || (c.cfg.ResetOnStart && !pr.resetDone) || pr.resetOnResume {
+				pr.resetOnResume = false
 				c.resetGroup(p)
 			}
 		})

@@ -98,6 +98,9 @@ func (a *Association) dialLoop() {
 			}
 			s := newSession(e, c, true)
 			s.peer.Store(a)
+			if a.cfg.Standby {
+				s.goal = StateInactive // ASP Up only; ASP Active when the AS needs us
+			}
 			a.attach(s)
 			s.run()
 			lost = true

@@ -53,6 +53,7 @@ const (
 	statusOther    = 2
 	asInactive     = 2
 	asActive       = 3
+	asPending      = 4
 	otherAltActive = 2
 )
 

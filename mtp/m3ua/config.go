@@ -51,6 +51,14 @@ type Peer struct {
 	RoutingContexts []uint32
 	// TrafficMode requested in ASP Active: override or loadshare.
 	TrafficMode mtp.Mode
+	// Standby makes this ASP one of an active/standby pair of ASPs in one AS
+	// in override mode (RFC 4666 §4.3.4.3): after ASP Up it stays
+	// ASP-INACTIVE while another ASP serves the AS, and sends ASP Active
+	// only when the SG says none does (NTFY AS-Inactive or AS-Pending,
+	// §4.3.4.4, §4.3.4.5). NTFY "Alternate ASP Active" makes it standby
+	// again; it never sends ASP Active while another ASP is active, so a
+	// restarted instance never fights for the AS.
+	Standby bool
 	// DPCs reachable through this peer; each gets a route and is audited
 	// with DAUD once the association is active.
 	DPCs []mtp.PointCode

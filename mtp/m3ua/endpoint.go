@@ -24,6 +24,7 @@ type Endpoint struct {
 	beatInterval, beatTimeout time.Duration
 	backoffMin, backoffMax    time.Duration
 	reroute                   time.Duration
+	recovery                  time.Duration
 	topts                     []transport.Option
 	indQueue, evQueue         int
 	log                       zerolog.Logger
@@ -43,6 +44,10 @@ type Endpoint struct {
 
 	mu       sync.Mutex
 	sessions map[*session]struct{}
+	// asMu guards recover: the T(r) deadline of each ASP whose loss left its
+	// AS AS-PENDING (SG side, as.go).
+	asMu    sync.Mutex
+	recover map[*Association]time.Time
 }
 
 // Errors.
@@ -58,7 +63,7 @@ func New(cfg Config, opts ...Option) (*Endpoint, error) {
 		cfg: cfg, clock: realClock{}, tack: DefaultTack,
 		beatInterval: DefaultBeatInterval, beatTimeout: DefaultBeatTimeout,
 		backoffMin: DefaultBackoffMin, backoffMax: DefaultBackoffMax,
-		reroute: mtp.DefaultRerouteDelay, indQueue: DefaultQueue, evQueue: DefaultEventsQueue,
+		reroute: mtp.DefaultRerouteDelay, recovery: DefaultRecovery, recover: map[*Association]time.Time{}, indQueue: DefaultQueue, evQueue: DefaultEventsQueue,
 		log: zerolog.Nop(), byName: map[string]*Association{}, sessions: map[*session]struct{}{},
 	}
 	for _, o := range opts {
@@ -314,5 +319,25 @@ func (e *Endpoint) takeover(winner *session, rcs []uint32) {
 	e.mu.Unlock()
 	for _, s := range losers {
 		s.demote()
+	}
+}
+
+// Abort drops every association at once with SCTP ABORT and stops dialling,
+// without the ASP Inactive and ASP Down of Close: what peers see of a process
+// that is killed (its kernel aborts the associations). Tests use it as kill -9;
+// Close may follow to release the listener.
+func (e *Endpoint) Abort() {
+	e.cancel()
+	if e.ln != nil {
+		_ = e.ln.Close()
+	}
+	e.mu.Lock()
+	all := make([]*session, 0, len(e.sessions))
+	for s := range e.sessions {
+		all = append(all, s)
+	}
+	e.mu.Unlock()
+	for _, s := range all {
+		s.end("aborted: endpoint killed")
 	}
 }

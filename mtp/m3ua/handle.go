@@ -243,17 +243,48 @@ func (s *session) handleNotify(m *messages.Notify) {
 		s.sendErr(ErrMissingParam, nil)
 		return
 	}
-	if status>>16 == statusOther && status&0xffff == otherAltActive {
-		// Override: another ASP took over; we are inactive now.
+	typ, info := status>>16, status&0xffff
+	switch {
+	case typ == statusOther && info == otherAltActive:
+		// Override: another ASP took over; we are inactive now. A standby
+		// stays so until the SG says the AS has no active ASP.
 		s.mu.Lock()
 		var ev *mtp.PeerState
 		if s.active && s.local == StateActive {
 			s.local = StateInactive
 			ev = s.updateTrafficLocked("alternate ASP active")
 		}
+		if a := s.peer.Load(); a != nil && a.cfg.Standby {
+			s.goal = StateInactive
+		}
 		s.mu.Unlock()
 		s.emitState(ev)
+	case typ == statusASChange && (info == asPending || info == asInactive):
+		s.standbyTakeover(info)
 	}
+}
+
+// standbyTakeover activates a standby ASP when the SG reports that its AS has
+// no active ASP: AS-Pending (the last active ASP failed or went inactive, RFC
+// 4666 §4.3.4.4, the SG holds traffic for T(r)) or AS-Inactive (nobody
+// serves it, §4.3.2). An ASP that is not a standby, or not inactive and idle
+// (a request under way, or already active), ignores it, as before.
+func (s *session) standbyTakeover(info uint32) {
+	a := s.peer.Load()
+	s.mu.Lock()
+	take := a != nil && a.cfg.Standby && s.active && !s.ended && s.local == StateInactive &&
+		s.pend == pendNone && s.e.ctx.Err() == nil
+	if take {
+		s.goal = StateActive
+	}
+	s.mu.Unlock()
+	if !take {
+		return
+	}
+	why := map[uint32]string{asPending: "AS-Pending", asInactive: "AS-Inactive"}[info]
+	s.e.stats.StandbyTakeovers.Add(1)
+	s.e.log.Info().Str("peer", a.cfg.Name).Str("ntfy", why).Msg("m3ua: standby ASP takes over the AS")
+	s.request(pendActive, s.aspActive())
 }
 
 // handleAck completes a pending request; acks nobody asked for are

@@ -215,6 +215,7 @@ func (s *session) emitState(ev *mtp.PeerState) {
 func (s *session) end(reason string) {
 	s.endOnce.Do(func() {
 		s.mu.Lock()
+		lostActive := s.passive && s.remote == StateActive
 		s.ended = true
 		s.stopTimersLocked()
 		if s.pendDone != nil {
@@ -231,6 +232,9 @@ func (s *session) end(reason string) {
 			s.e.table.ClearProhibited(a.cfg.Name)
 			s.e.stats.StateChanges.Add(1)
 			s.emitState(&mtp.PeerState{Peer: a.cfg.Name, State: StateDown.String(), Reason: reason})
+		}
+		if lostActive {
+			s.e.asLost(s)
 		}
 	})
 }

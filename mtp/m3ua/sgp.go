@@ -89,8 +89,13 @@ func (s *session) handleAspUp(b []byte, m *messages.AspUp) {
 		// ASP Up Ack and an ERR "Unexpected Message"; the ASP is now inactive.
 		s.unexpected(b)
 	}
-	_ = s.write(s.notify(statusASChange, asInactive, aspID, s.rcParam()), 0)
+	// RFC 4666 §4.3.4.1: the ASP is told the AS's state, AS-Active when an
+	// alternate serves it, so that a standby knows to stay inactive.
+	_ = s.write(s.notify(statusASChange, s.e.asInfo(a, s), aspID, s.rcParam()), 0)
 	s.emitState(ev)
+	if wasActive {
+		s.e.asLost(s)
+	}
 	// A double-exchange IPSP that was waiting to know its peer starts its
 	// own ASP Up now.
 	s.mu.Lock()
@@ -155,11 +160,15 @@ func (s *session) handleAspDown(b []byte) {
 		return
 	}
 	s.mu.Lock()
+	wasActive := s.remote == StateActive
 	s.remote = StateDown
 	ev := s.updateTrafficLocked("ASP Down")
 	s.mu.Unlock()
 	_ = s.write(marshal(messages.NewAspDownAck(nil)), 0)
 	s.emitState(ev)
+	if wasActive {
+		s.e.asLost(s)
+	}
 }
 
 func (s *session) handleAspActive(b []byte, m *messages.AspActive) {
@@ -208,6 +217,7 @@ func (s *session) handleAspActive(b []byte, m *messages.AspActive) {
 	if rcs == nil {
 		rcs = a.cfg.RoutingContexts
 	}
+	asWasActive := s.e.asInfo(a, s) == asActive
 	s.mu.Lock()
 	s.remote = StateActive
 	s.remoteRCs = rcs
@@ -216,6 +226,7 @@ func (s *session) handleAspActive(b []byte, m *messages.AspActive) {
 	_ = s.write(marshal(messages.NewAspActiveAck(params.NewTrafficModeType(mode), m.RoutingContext, nil)), 0)
 	_ = s.write(s.notify(statusASChange, asActive, s.aspIDParam(), m.RoutingContext), 0)
 	s.emitState(ev)
+	s.e.asActivated(s, asWasActive)
 	if mode == uint32(mtp.Override) {
 		s.e.takeover(s, rcs)
 	}
@@ -230,11 +241,15 @@ func (s *session) handleAspInactive(b []byte, m *messages.AspInactive) {
 		return
 	}
 	s.mu.Lock()
+	wasActive := s.remote == StateActive
 	s.remote = StateInactive
 	ev := s.updateTrafficLocked("ASP Inactive")
 	s.mu.Unlock()
 	_ = s.write(marshal(messages.NewAspInactiveAck(m.RoutingContext, nil)), 0)
 	s.emitState(ev)
+	if wasActive {
+		s.e.asLost(s)
+	}
 }
 
 // demote makes an active ASP inactive because another took over (override).

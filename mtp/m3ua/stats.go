@@ -26,6 +26,10 @@ type Stats struct {
 	DataIn, DataOut   atomic.Uint64 // DATA messages
 	BytesIn, BytesOut atomic.Uint64 // M3UA bytes
 	CaptureErrors     atomic.Uint64 // messages the capture writer refused
+	// StandbyTakeovers counts ASP Actives a standby sent because the SG said
+	// its AS had no active ASP; ASPendingSent the NTFY AS-Pending an SG sent.
+	StandbyTakeovers atomic.Uint64
+	ASPendingSent    atomic.Uint64
 }
 
 // Received returns the count of received messages of class and type.
@@ -100,6 +104,7 @@ func (s *Stats) Snapshot() map[string]uint64 {
 		"reconnects": &s.Reconnects, "state_changes": &s.StateChanges, "no_route": &s.NoRoute,
 		"wrong_ppid": &s.WrongPPID, "data_in": &s.DataIn, "data_out": &s.DataOut,
 		"bytes_in": &s.BytesIn, "bytes_out": &s.BytesOut, "capture_errors": &s.CaptureErrors,
+		"standby_takeovers": &s.StandbyTakeovers, "as_pending_sent": &s.ASPendingSent,
 	} {
 		if x := v.Load(); x != 0 {
 			m[name] = x

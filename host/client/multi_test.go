@@ -1,0 +1,128 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/isupgw/isupgw/host/wire"
+)
+
+// fakeGateway speaks the host protocol's lines on one end of a pipe: ack to
+// hello, and to outseize an ack with a new call, or nak 0x0120 while standby.
+type fakeGateway struct {
+	nc      net.Conn
+	mu      sync.Mutex
+	standby bool
+	calls   int
+	wmu     sync.Mutex
+}
+
+func newFake(t *testing.T, standby bool) (*fakeGateway, net.Conn) {
+	a, b := net.Pipe()
+	f := &fakeGateway{nc: a, standby: standby}
+	t.Cleanup(func() { a.Close(); b.Close() })
+	go f.serve()
+	return f, b
+}
+
+func (f *fakeGateway) send(line string) {
+	f.wmu.Lock()
+	defer f.wmu.Unlock()
+	_, _ = f.nc.Write([]byte(line + "\n"))
+}
+
+func (f *fakeGateway) serve() {
+	sc := bufio.NewScanner(f.nc)
+	for sc.Scan() {
+		var req struct {
+			Seq  uint64 `json:"seq"`
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(sc.Bytes(), &req) != nil {
+			return
+		}
+		f.mu.Lock()
+		standby := f.standby
+		if req.Type == wire.TypeOutseize && !standby {
+			f.calls++
+		}
+		n := f.calls
+		f.mu.Unlock()
+		switch {
+		case req.Type == wire.TypeHello:
+			f.send(fmt.Sprintf(`{"type":"ack","seq":%d,"status":16,"data":{"version":1}}`, req.Seq))
+			if standby {
+				f.send(`{"type":"alarm","number":64,"severity":1,"text":"standby","data":{"role":"standby"}}`)
+			}
+		case req.Type == wire.TypeOutseize && standby:
+			f.send(fmt.Sprintf(`{"type":"nak","seq":%d,"status":288,"name":"standby"}`, req.Seq))
+		case req.Type == wire.TypeOutseize:
+			f.send(fmt.Sprintf(`{"type":"ack","seq":%d,"status":16,"call":%d,"dpc":2,"cic":%d}`, req.Seq, n, n))
+		default:
+			f.send(fmt.Sprintf(`{"type":"ack","seq":%d,"status":16}`, req.Seq))
+		}
+	}
+}
+
+func (f *fakeGateway) setStandby(v bool) {
+	f.mu.Lock()
+	f.standby = v
+	f.mu.Unlock()
+	if v {
+		f.send(`{"type":"alarm","number":64,"severity":1,"text":"standby","data":{"role":"standby"}}`)
+	} else {
+		f.send(`{"type":"alarm_cleared","number":64,"severity":1,"text":"takeover","data":{"role":"active"}}`)
+	}
+}
+
+// TestMultiFollowsTheActive: a host attached to both gateways of a pair sends
+// each call to the one not in standby; on a takeover (the active one naks
+// "standby", the other clears its standby alarm) new calls move and the call
+// placed before stays on its gateway.
+func TestMultiFollowsTheActive(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	g0, c0 := newFake(t, true) // standby listed first: the client must skip it
+	g1, c1 := newFake(t, false)
+	m, err := NewMulti(ctx, []net.Conn{c0, c1}, Config{App: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	first, err := m.Outseize(ctx, Outseize{DPC: 2, Called: "123"})
+	if err != nil || first.Gateway != 1 {
+		t.Fatalf("first call: %+v %v (want gateway 1)", first, err)
+	}
+	// Takeover: g1 becomes standby (it refuses before its alarm arrives),
+	// g0 active.
+	g1.mu.Lock()
+	g1.standby = true
+	g1.mu.Unlock()
+	g0.setStandby(false)
+	for ev := range m.Events() { // wait for the alarm_cleared to be seen
+		if a, ok := ev.Event.(*Alarm); ok && a.Cleared && ev.Gateway == 0 {
+			break
+		}
+	}
+	second, err := m.Outseize(ctx, Outseize{DPC: 2, Called: "123"})
+	if err != nil || second.Gateway != 0 {
+		t.Fatalf("call after the takeover: %+v %v (want gateway 0)", second, err)
+	}
+	if m.Active() != 0 {
+		t.Fatalf("active %d", m.Active())
+	}
+	if err := m.Release(ctx, first, 16, 0); err != nil { // the earlier call is still on gateway 1
+		t.Fatal(err)
+	}
+	g0.mu.Lock()
+	defer g0.mu.Unlock()
+	if g0.calls != 1 {
+		t.Fatalf("gateway 0 carried %d calls, want 1", g0.calls)
+	}
+}

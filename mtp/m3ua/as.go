@@ -1,0 +1,162 @@
+package m3ua
+
+import (
+	"slices"
+	"time"
+)
+
+// The SG side of an application server with several ASPs (RFC 4666 §4.3.2):
+// which NTFY an ASP of the AS gets when the AS changes state, and the
+// recovery timer T(r) after its last active ASP is lost. Override mode's
+// "Alternate ASP Active" is in takeover (endpoint.go).
+
+// DefaultRecovery is T(r), the time an AS stays AS-PENDING after its last
+// active ASP is lost before it is AS-INACTIVE; the RFC names no value, this
+// is osmo-stp's default.
+const DefaultRecovery = 2 * time.Second
+
+// WithRecoveryTimer sets the SG's recovery timer T(r) (RFC 4666 §4.3.2).
+func WithRecoveryTimer(d time.Duration) Option { return func(e *Endpoint) { e.recovery = d } }
+
+// sameAS says whether two configured ASPs serve one AS: they share a routing
+// context, or neither has one and they share a destination.
+func sameAS(a, b *Association) bool {
+	if a == b {
+		return true
+	}
+	ra, rb := a.cfg.RoutingContexts, b.cfg.RoutingContexts
+	if len(ra) > 0 || len(rb) > 0 {
+		for _, rc := range ra {
+			if slices.Contains(rb, rc) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, pc := range a.cfg.DPCs {
+		if slices.Contains(b.cfg.DPCs, pc) {
+			return true
+		}
+	}
+	return false
+}
+
+// asSessions lists the live SG-side associations of ASPs in a's AS, except.
+func (e *Endpoint) asSessions(a *Association, except *session) []*session {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []*session
+	for s := range e.sessions {
+		if s == except || !s.passive {
+			continue
+		}
+		if b := s.peer.Load(); b != nil && sameAS(a, b) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// remoteState is the peer's ASP state as the SG side sees it (down once ended).
+func (s *session) remoteState() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return StateDown
+	}
+	return s.remote
+}
+
+// asInfo is the NTFY status information for a's AS as seen without except:
+// AS-Active while another ASP serves it, AS-Pending during T(r), else
+// AS-Inactive (the ASP asking is up, so the AS is not down).
+func (e *Endpoint) asInfo(a *Association, except *session) uint16 {
+	for _, s := range e.asSessions(a, except) {
+		if s.remoteState() == StateActive {
+			return asActive
+		}
+	}
+	now := e.clock.Now()
+	e.asMu.Lock()
+	defer e.asMu.Unlock()
+	for b, until := range e.recover {
+		if sameAS(a, b) && now.Before(until) {
+			return asPending
+		}
+	}
+	return asInactive
+}
+
+// notifyInactive sends NTFY AS-state info to every ASP-INACTIVE ASP of a's AS
+// but except; it returns how many were told.
+func (e *Endpoint) notifyInactive(a *Association, except *session, info uint16) int {
+	n := 0
+	for _, s := range e.asSessions(a, except) {
+		if s.remoteState() == StateInactive && s.write(s.notify(statusASChange, info, s.aspIDParam(), s.rcParam()), 0) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// asLost runs when the ASP of s stopped being active (ASP Inactive, ASP Down,
+// association lost). RFC 4666 §4.3.4.4: if no other ASP of the AS is active,
+// the SGP sends NTFY AS-Pending to the ASP-INACTIVE ones, and T(r) starts
+// (§4.3.2); when it expires with still none active, the AS is AS-INACTIVE
+// and they are told so. A standby ASP activates on either (§4.3.4.3).
+func (e *Endpoint) asLost(s *session) {
+	a := s.peer.Load()
+	if a == nil || e.ctx.Err() != nil {
+		return
+	}
+	for _, o := range e.asSessions(a, s) {
+		if o.remoteState() == StateActive {
+			return // another ASP serves the AS (override demotion, loadshare)
+		}
+	}
+	until := e.clock.Now().Add(e.recovery)
+	e.asMu.Lock()
+	e.recover[a] = until
+	e.asMu.Unlock()
+	n := e.notifyInactive(a, s, asPending)
+	e.stats.ASPendingSent.Add(uint64(n))
+	e.log.Info().Str("peer", a.cfg.Name).Int("told", n).Msg("m3ua: last active ASP of the AS lost: AS-Pending")
+	e.clock.AfterFunc(e.recovery, func() { e.recoveryExpired(a, until) })
+}
+
+// recoveryExpired ends T(r) started at the loss of a (deadline until).
+func (e *Endpoint) recoveryExpired(a *Association, until time.Time) {
+	e.asMu.Lock()
+	if e.recover[a] != until {
+		e.asMu.Unlock()
+		return // the AS recovered, or a later loss restarted T(r)
+	}
+	delete(e.recover, a)
+	e.asMu.Unlock()
+	if e.ctx.Err() != nil {
+		return
+	}
+	if e.asInfo(a, nil) == asInactive {
+		e.notifyInactive(a, nil, asInactive)
+	}
+}
+
+// asActivated runs when the ASP of s went active; wasActive is whether the AS
+// already was. An AS that becomes active ends T(r) and its other ASPs are told
+// (NTFY AS-Active, §4.3.4.3), so a standby knows it must stay inactive.
+func (e *Endpoint) asActivated(s *session, wasActive bool) {
+	a := s.peer.Load()
+	if a == nil {
+		return
+	}
+	e.asMu.Lock()
+	for b := range e.recover {
+		if sameAS(a, b) {
+			delete(e.recover, b)
+		}
+	}
+	e.asMu.Unlock()
+	if !wasActive {
+		e.notifyInactive(a, s, asActive)
+	}
+}
