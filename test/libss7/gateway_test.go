@@ -2,6 +2,7 @@ package libss7
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -314,6 +315,19 @@ func (h *host) find(mark, n int, timeout time.Duration, m func(client.Event) boo
 	}
 }
 
+// findNow returns the matching events so far.
+func (h *host) findNow(m func(client.Event) bool) []client.Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []client.Event
+	for _, e := range h.ev {
+		if m(e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 func (h *host) wait(mark int, m func(client.Event) bool) client.Event {
 	h.t.Helper()
 	return h.waitN(mark, 1, stepTimeout, m)[0]
@@ -381,3 +395,5 @@ func (h *host) do(what string, f func(ctx context.Context) error) {
 		h.t.Fatalf("host %s: %v", what, err)
 	}
 }
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }
