@@ -219,7 +219,7 @@ func TestISUPGWSupervision(t *testing.T) {
 			// range (a farend/libss7 call-structure quirk), and counts two
 			// unexpected events; isupgw in ITU counts one unexpected
 			// message. Not yet traced to a clause; CFN and UCIC stay strict.
-			checkCounters(t, g, 1, false)
+			checkCounters(t, g, 1, false, false)
 		})
 	}
 }
