@@ -41,6 +41,30 @@
 // answered; pass --await-grs when isupgw sends a start-up GRS too, or a call
 // placed at READY can be reset by isupgw's GRS arriving after it.
 //
+// # isupgw against libss7
+//
+// The TestISUPGW* tests run isupgw in this test binary (internal/app, the
+// code behind `isupgw run`) with an mtp3 section whose only link is an
+// mtp2-lab-socket listening on a path; the test dials that path and hands
+// the connected socket to farend as its fd 3, so the configuration path an
+// operator uses is the one tested. Hosts use the host API (host/client);
+// isupgw's own supervision requests go through the stack's Go API
+// (stack.Maintenance). Each test checks, in ITU and ANSI: link up and both
+// start-up GRS answered (TestISUPGWCalls), 100 calls each way with digits,
+// NAI and causes (TestISUPGWCalls), CPG, SUS/RES and releases by either
+// side before and after answer (TestISUPGWReleases), UCIC, BLO/UBL,
+// CGB/CGU maintenance and hardware with ranges each way, CQM/CQR states,
+// RSC and GRS each way during calls (TestISUPGWSupervision), and dual
+// seizure on an even and an odd CIC (TestISUPGWGlare).
+//
+// Not covered, by libss7's API: ACL in a REL (libss7's REL carries only a
+// cause and skips a received ACL), CQM from libss7 (it has no function to
+// send one). Logged, not failed: libss7's "Got ANM but we didn't send IAM"
+// for its calls that went through farend's glare path, and "Requested free
+// an unlinked call" when farend answers a CQM with a call up in its range
+// (libss7/farend call-structure handling; isupgw sent ACM then ANM as
+// Q.764 2.1.4-2.1.7 has it).
+//
 // Modes: "answer" (farend answers isupgw's calls; --answer, --cpg, --hold,
 // --acm-delay/--anm-delay shape them), {"originate", N, RATE} (farend calls
 // isupgw; DONE reports the counts) and {"script", "-"} (Farend.Command: call,
