@@ -117,11 +117,35 @@ func TestTwoGatewaysOverM2PA(t *testing.T) {
 	}
 }
 
-// TestM2PAFaultsBetweenGateways: calls flow from A to B while one M2PA
-// link's association is aborted (changeover) and comes back (changeback),
-// and none fails; with both links held down the destination pauses and an
-// outseize is refused with destination unavailable; one link back resumes
-// it.
+// userCounts is what a node's MTP3 counters say of the user traffic: the
+// MSUs its links took from the user part for the first time (resent
+// retrieved ones taken off) and the MSUs in that were neither management
+// nor link test answers; tests is the link tests it ran (each an SLTM the
+// peer received).
+type userCounts struct{ out, in, tests int64 }
+
+func countsOf(p *proc) userCounts {
+	var c userCounts
+	for _, l := range p.run.mtp3.node.Status() {
+		for _, k := range l.Links {
+			c.out += int64(k.MSUsOut) - int64(k.Retrieved)
+			c.in += int64(k.MSUsIn) - int64(k.SLTPassed) - int64(k.SLTFailed)
+			c.tests += int64(k.SLTPassed) + int64(k.SLTFailed)
+		}
+	}
+	c.in -= int64(p.run.mtp3.node.Stats().SNMIn.Load())
+	return c
+}
+
+// TestM2PAFaultsBetweenGateways: at least 1000 calls each way flow between A and B
+// on two M2PA links of one linkset while link 1's association is aborted
+// (changeover, Q.704 §5) and comes back (changeback, Q.704 §6); every call
+// completes and the MTP3 counters show each side's ISUP messages sent once
+// and received once (nothing lost, nothing resent by ISUP, nothing dropped
+// from a hold, Q.704 §5.1's "without loss, duplication or mis-sequencing").
+// With both links held down the destination pauses, the hosts get the
+// linkset alarm and an outseize is refused with destination unavailable
+// (0x0102); one link back resumes it and clears the alarm.
 func TestM2PAFaultsBetweenGateways(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -136,58 +160,106 @@ func TestM2PAFaultsBetweenGateways(t *testing.T) {
 				return false
 			}
 			for _, l := range st.Links {
-				if l.State != "available" {
+				if l.State != "available" || l.SLTPassed == 0 {
 					return false
 				}
 			}
-			return true
+			return len(st.Links) == 2
 		}
 	}
-	eventually(t, "A ready", ready(a))
-	eventually(t, "B ready", ready(b))
-	hostB := dial(t, b, true)
+	eventually(t, "A ready, links tested", ready(a))
+	eventually(t, "B ready, links tested", ready(b))
 	answerCtx, stopAnswer := context.WithCancel(ctx)
 	defer stopAnswer()
-	go answerAll(answerCtx, hostB)
-	const workers, calls = 8, 400
-	var next, done, failed atomic.Int64
+	go answerAll(answerCtx, dial(t, a, true))
+	go answerAll(answerCtx, dial(t, b, true))
+	ca0, cb0 := countsOf(a), countsOf(b)
+	// At least 1000 calls each way; the callers go on (bounded) until link 1
+	// has changed back, so traffic always crosses the changeback however
+	// fast the machine.
+	const workers, calls = 6, 1000 // per side
+	var done, failed atomic.Int64
+	var placed [2]atomic.Int64 // calls completed from A, from B
+	var back atomic.Bool
+	var firstErr atomic.Value
 	var wg sync.WaitGroup
-	for range workers {
-		h := dial(t, a, false)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for next.Add(1) <= calls {
-				if !oneCall(ctx, h) {
-					failed.Add(1)
+	for i, side := range []struct {
+		p   *proc
+		dpc uint32
+	}{{a, 2}, {b, 1}} {
+		var next atomic.Int64
+		for range workers {
+			h := dial(t, side.p, false)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for n := next.Add(1); (n <= calls || !back.Load()) && n <= 20*calls; n = next.Add(1) {
+					if _, err := callVia(ctx, h, side.dpc); err != nil {
+						failed.Add(1)
+						firstErr.CompareAndSwap(nil, err)
+					}
+					placed[i].Add(1)
+					done.Add(1)
 				}
-				done.Add(1)
-			}
-		}()
+			}()
+		}
 	}
-	eventually(t, "a quarter of the calls", func() bool { return done.Load() >= calls/4 })
-	// A controls the odd CICs (the lower point code), whose SLS (CIC & 15)
-	// is odd: link 1 carries the calls. Its association goes.
+	eventually(t, "a quarter of the calls", func() bool { return done.Load() >= 2*calls/4 })
 	a.run.mtp3.m2pa[1].Abort()
 	atAbort := done.Load()
 	eventually(t, "link 1 changed over and back", func() bool {
 		l := a.run.Gateway.Status().Links[1]
 		return l.Changeovers > 0 && l.State == "available" && l.Changebacks > 0
 	})
+	atBack := done.Load()
+	back.Store(true)
 	wg.Wait()
+	nA, nB := placed[0].Load(), placed[1].Load()
 	if f := failed.Load(); f != 0 {
-		t.Fatalf("%d of %d calls failed across the changeover and changeback", f, calls)
+		t.Fatalf("%d of %d calls failed across the changeover and changeback; first: %v", f, nA+nB, firstErr.Load())
 	}
+	if nA < calls || nB < calls {
+		t.Fatalf("%d calls from A and %d from B, want at least %d each", nA, nB, calls)
+	}
+	eventually(t, "every circuit idle", func() bool {
+		return a.run.Gateway.Status().Circuits["idle"] == 64 && b.run.Gateway.Status().Circuits["idle"] == 64
+	})
 	st := a.run.Gateway.Status()
-	t.Logf("%d of %d calls done when link 1's association was aborted; link 0: %+v; link 1: %+v", atAbort, calls, st.Links[0], st.Links[1])
-	if st.Links[0].MSUsOut == 0 {
-		t.Fatal("link 0 never carried the calls of link 1 during the changeover")
+	t.Logf("calls done: %d at the abort, %d at the changeback, of %d (%d from A); A link 0 %+v; link 1 %+v; A node %+v; B node %+v", atAbort, atBack, nA+nB, nA,
+		st.Links[0], st.Links[1], a.run.mtp3.node.Status(), b.run.mtp3.node.Status())
+	// Per call 5 ISUP messages (IAM, ACM, ANM, REL, RLC): the originating
+	// side sends 2 and receives 3, the terminating side the other way.
+	// The restored link is tested again: the SLTMs the peer sent come in
+	// as well.
+	ca, cb := countsOf(a), countsOf(b)
+	for _, c := range []struct {
+		name              string
+		p                 *proc
+		before, now, peer userCounts
+		peerBefore        userCounts
+		own, other        int64 // calls it originated, calls it terminated
+	}{{"A", a, ca0, ca, cb, cb0, nA, nB}, {"B", b, cb0, cb, ca, ca0, nB, nA}} {
+		sltm := c.peer.tests - c.peerBefore.tests
+		wantOut, wantIn := 2*c.own+3*c.other, 3*c.own+2*c.other
+		if out, in := c.now.out-c.before.out, c.now.in-c.before.in-sltm; out != wantOut || in != wantIn {
+			t.Errorf("%s's MTP3 carried %d user MSUs out and %d in for %d calls out and %d in, want %d and %d", c.name, out, in, c.own, c.other, wantOut, wantIn)
+		}
+		ns := c.p.run.mtp3.node.Stats()
+		if d, x := ns.HeldDropped.Load(), ns.Discarded.Load(); d != 0 || x != 0 {
+			t.Errorf("%s's MTP3 dropped %d held MSUs and discarded %d received ones", c.name, d, x)
+		}
 	}
+	if st.Links[0].MSUsOut == 0 || st.Links[1].Changeovers == 0 {
+		t.Fatal("link 0 never carried link 1's traffic")
+	}
+
 	// Both links down.
+	alarms := dial(t, a, false)
 	for _, l := range b.run.mtp3.m2pa {
 		l.Hold(true)
 	}
 	eventually(t, "A pauses B", func() bool { return !a.run.Gateway.Status().Destinations[0].Available })
+	waitAlarm(t, alarms, false)
 	h := dial(t, a, false)
 	_, err := h.Outseize(ctx, client.Outseize{DPC: 2, Called: "4930123456"})
 	var nak *client.Nak
@@ -196,7 +268,25 @@ func TestM2PAFaultsBetweenGateways(t *testing.T) {
 	}
 	b.run.mtp3.m2pa[1].Hold(false)
 	eventually(t, "A resumes B on one link", func() bool { return a.run.Gateway.Status().Destinations[0].Available })
+	waitAlarm(t, alarms, true)
 	if !oneCall(ctx, h) {
 		t.Fatal("a call after the resume failed")
+	}
+}
+
+// waitAlarm waits (bounded) for the linkset alarm on "peer", raised or
+// cleared, among c's events.
+func waitAlarm(t *testing.T, c *client.Client, cleared bool) {
+	t.Helper()
+	deadline := time.After(15 * time.Second)
+	for {
+		select {
+		case e := <-c.Events():
+			if al, ok := e.(*client.Alarm); ok && al.Number == AlarmLinkset && al.Cleared == cleared && al.Data["linkset"] == "peer" {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no linkset alarm (cleared %v) at the host", cleared)
+		}
 	}
 }
