@@ -154,7 +154,7 @@ func TestISUPGWReleases(t *testing.T) {
 
 			// libss7 -> isupgw: the host alerts, sends CPG, answers and
 			// releases.
-			m = in.mark()
+			_ = in.mark()
 			inc := s.callIn(3)
 			fm = s.g.far.Log().Mark()
 			s.hostDo(in, "alert", func(ctx context.Context, cl *client.Client) error { return cl.Alert(ctx, inc.Call) })

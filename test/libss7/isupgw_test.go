@@ -191,13 +191,12 @@ func TestISUPGWCalls(t *testing.T) {
 			wg.Wait()
 			outMS := time.Since(start).Milliseconds()
 			g.idle()
-			far := g.far.Log().All()[mark:]
 			if _, err := g.far.Log().WaitCount(calls, 5*time.Second, func(e Event) bool {
 				return e.Dir == "tx" && e.Msg == "RLC"
 			}); err != nil {
 				t.Fatal(err)
 			}
-			far = g.far.Log().All()[mark:]
+			far := g.far.Log().All()[mark:]
 			farCalls(t, far, 31, calls, []string{"rx IAM", "tx ACM", "tx ANM", "rx REL", "tx RLC"})
 			for _, e := range far {
 				switch {
