@@ -48,6 +48,7 @@ func checkCalls(t *testing.T, side string, events []Event, n int, want []string)
 // TestBackToBackReleases covers a call with CPG released by the called
 // side, and a call released before answer (Q.764 2.3), in ITU and ANSI.
 func TestBackToBackReleases(t *testing.T) {
+	skipSelfTest(t)
 	t.Parallel()
 	bin := Build(t)
 	const calls = 4

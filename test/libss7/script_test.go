@@ -90,6 +90,7 @@ func cause(n int) func(Event) string {
 // every message is acknowledged by libss7 on the other side as Q.764
 // 2.8-2.10 asks, and calls cleared by RSC or GRS leave the circuits usable.
 func TestBackToBackSupervision(t *testing.T) {
+	skipSelfTest(t)
 	t.Parallel()
 	bin := Build(t)
 	for _, v := range variants {
