@@ -78,12 +78,8 @@ func (g *Gateway) edgeAdmit(dpc mtp.PointCode, route string) (stack.Status, bool
 		}
 		return refusalStatus[g.Control.AdmitOutgoingAt(dpc, g.Stack.OutboundWait())], true
 	}
-	// The admission knows only destinations the loop admitted calls to. The
-	// outbound queue is not counted here: it holds every host's requests for
-	// every destination, so one host flooding a paused destination would get
-	// another host's calls refused (the fault suite's flooding host); the
-	// loop's check, exact per destination, refuses the excess instead.
-	if g.Control.AdmitEdge(dpc, 0) != sprc.Admit {
+	// The admission knows only destinations the loop admitted calls to.
+	if g.Control.AdmitEdge(dpc, g.Stack.QueueLen(stack.Outbound)) != sprc.Admit {
 		return stack.StatusOutboundCongestion, true
 	}
 	return stack.StatusOK, false
