@@ -138,7 +138,13 @@ func TestServerTakesNewAssociation(t *testing.T) {
 		t.Fatal(e)
 	}
 	srv.Start(us)
-	if e := wait(t, uc.ev, "client in service over the second association"); e != "in service" {
+	// The client may see its first alignment fail while the server still
+	// holds the old association (out of service, then a redial): bounded.
+	e := wait(t, uc.ev, "client in service over the second association")
+	for i := 0; e == "out of service" && i < 5; i++ {
+		e = wait(t, uc.ev, "client in service after a redial")
+	}
+	if e != "in service" {
 		t.Fatal(e)
 	}
 	if e := wait(t, us.ev, "server in service"); e != "in service" {
