@@ -111,17 +111,17 @@ func (g *Gateway) roleEvent(ps mtp.PeerState) (after func()) {
 
 // standbyEdge refuses every outseize at once while the gateway is standby;
 // otherwise the congestion edge (if any) decides.
-func (g *Gateway) standbyEdge(dpc mtp.PointCode, route string) (stack.Status, bool) {
+func (g *Gateway) standbyEdge(dpc mtp.PointCode, route string) (stack.Status, bool, stack.Queued) {
 	g.red.mu.Lock()
 	standby := g.red.role == RoleStandby
 	g.red.mu.Unlock()
 	if standby {
-		return stack.StatusStandby, true
+		return stack.StatusStandby, true, nil
 	}
 	if g.Control != nil {
 		return g.edgeAdmit(dpc, route)
 	}
-	return stack.StatusOK, false
+	return stack.StatusOK, false, nil
 }
 
 // raise gives hosts (through the stack's event sink) an alarm of the gateway's own.

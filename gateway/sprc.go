@@ -61,28 +61,30 @@ func (g *Gateway) attachControl(cfg Config) error {
 // does not depend on the destination (or, with the level-1 throttle, depends
 // on the outbound queue's wait), and it is given at once instead of after
 // the backlog it is about. Otherwise the adaptive admission refuses, without
-// a lock, a call to a destination whose calls in set-up plus the requests
-// already queued reach its limit. What passes (and destinations that are not
+// a lock, a call to a destination whose calls in set-up plus the requests to
+// it already queued reach its limit. What passes (and destinations that are not
 // configured) the loop decides, after its own checks.
-func (g *Gateway) edgeAdmit(dpc mtp.PointCode, route string) (stack.Status, bool) {
+func (g *Gateway) edgeAdmit(dpc mtp.PointCode, route string) (stack.Status, bool, stack.Queued) {
 	if route != "" {
 		dpc = g.routes[route]
 	}
 	if r := g.Control.EdgeRefusal(); r != sprc.Admit || g.edge.Load() != 0 {
 		if _, ok := g.firstCIC[dpc]; !ok {
-			return stack.StatusOK, false
+			return stack.StatusOK, false, nil
 		}
 		if r != sprc.Admit {
 			g.Control.RefuseAtEdge(r) // the same for every call: no lock, no clock
-			return refusalStatus[r], true
+			return refusalStatus[r], true, nil
 		}
-		return refusalStatus[g.Control.AdmitOutgoingAt(dpc, g.Stack.OutboundWait())], true
+		return refusalStatus[g.Control.AdmitOutgoingAt(dpc, g.Stack.OutboundWait())], true, nil
 	}
-	// The admission knows only destinations the loop admitted calls to.
-	if g.Control.AdmitEdge(dpc, g.Stack.QueueLen(stack.Outbound)) != sprc.Admit {
-		return stack.StatusOutboundCongestion, true
+	// The admission knows only destinations the loop admitted calls to; it
+	// counts the requests to dpc it let through until the loop takes them.
+	r, q := g.Control.AdmitEdge(dpc)
+	if r != sprc.Admit {
+		return stack.StatusOutboundCongestion, true, nil
 	}
-	return stack.StatusOK, false
+	return stack.StatusOK, false, q // a nil sprc.Queued stays nil
 }
 
 // refreshEdge records whether new outgoing calls are refused whatever their

@@ -55,17 +55,26 @@ type AdmissionConfig struct {
 // gate is what the edge reads without a lock.
 type gate struct {
 	inSetup atomic.Int64
+	// queued counts outseizes the edge let through that still wait in the
+	// stack's outbound queue: the edge counts them against the limit, the
+	// loop's exact check (which runs once they left it) does not.
+	queued  atomic.Int64
 	limit   atomic.Int64
 	refused atomic.Uint64
 }
 
-// full reports whether one more call, behind queued others, would exceed the
-// limit.
-func (g *gate) full(queued int64) bool { return g.inSetup.Load()+queued >= g.limit.Load() }
+// full reports whether one more call would exceed the limit.
+func (g *gate) full() bool { return g.inSetup.Load() >= g.limit.Load() }
+
+// fullBehindQueued is full counting the requests still queued.
+func (g *gate) fullBehindQueued() bool {
+	return g.inSetup.Load()+g.queued.Load() >= g.limit.Load()
+}
 
 // limiter adapts one gate's limit.
 type limiter struct {
 	gate
+	all         *limiter // the overall limiter it was created beside (nil for that one)
 	limit       float64
 	sum         time.Duration // set-up times completed in this window
 	n           int
@@ -81,10 +90,17 @@ type limiter struct {
 	probeFrom float64
 }
 
-func newLimiter(cfg *AdmissionConfig) *limiter {
-	l := &limiter{limit: float64(cfg.InitialLimit)}
+func newLimiter(cfg *AdmissionConfig, all *limiter) *limiter {
+	l := &limiter{limit: float64(cfg.InitialLimit), all: all}
 	l.gate.limit.Store(int64(cfg.InitialLimit))
 	return l
+}
+
+// Dequeued is the stack telling that an outseize counted in queued left the
+// outbound queue (it implements the stack's Queued through the gateway).
+func (l *limiter) Dequeued() {
+	l.queued.Add(-1)
+	l.all.queued.Add(-1)
 }
 
 func (l *limiter) started() {
@@ -106,7 +122,9 @@ func (l *limiter) finished(setup time.Duration, measured bool) {
 func (l *limiter) closeWindow() (refused bool, peak int64) {
 	r := l.refused.Load()
 	refused, l.lastRefused = r != l.lastRefused, r
-	peak, l.peak = l.peak, l.inSetup.Load()
+	// What the window used: calls in set-up at their most, or now those in
+	// set-up and the requests the edge let through that still wait.
+	peak, l.peak = max(l.peak, l.inSetup.Load()+l.queued.Load()), l.inSetup.Load()
 	return refused, peak
 }
 
@@ -165,6 +183,15 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time) (refused bool, g f
 
 // apply moves the limit by a gradient.
 func (l *limiter) apply(cfg *AdmissionConfig, g float64, peak int64) {
+	if g <= 0.5 && float64(peak) < l.limit {
+		// Set-up takes twice what is allowed or more: a queue is building
+		// (a load that rose past capacity at once). The headroom above what
+		// the window used protects nothing and would take a second of
+		// smoothed steps to shed while the queue grows: it goes at once, and
+		// the limit moves on from what was used. Noise at light load does not
+		// halve the set-up time's allowance, so this is not hit then.
+		l.limit = max(float64(peak), float64(cfg.MinLimit))
+	}
 	next := l.limit*g + math.Sqrt(l.limit)
 	if g > 1 && float64(peak) < l.limit/4 {
 		// The limit is not used: do not grow it, and let it come back
@@ -217,7 +244,8 @@ func (b *baseline) relearn(setup time.Duration, now time.Time) {
 
 // setup is one outgoing call in set-up.
 type setup struct {
-	start time.Time // when its outseize was queued
+	start time.Time     // when its outseize was queued
+	wait  time.Duration // of which in the gateway's own outbound queue
 	l     *limiter
 }
 
@@ -235,10 +263,17 @@ type admission struct {
 	window      time.Time
 	changes     uint64
 	refusing    int // windows in a row with a refusal
+	// waitSum and waitN are the own outbound queue waits of the calls whose
+	// set-up was measured in this window; farEnd is whether the last window
+	// with measurements found the own queue quick (before any: not known,
+	// and a refusal counts as the gateway's own congestion).
+	waitSum time.Duration
+	waitN   int
+	farEnd  bool
 }
 
 func (a *admission) init(cfg *AdmissionConfig) {
-	a.all.Store(newLimiter(cfg))
+	a.all.Store(newLimiter(cfg, nil))
 	a.setups = map[uint64]setup{}
 	m := map[mtp.PointCode]*limiter{}
 	a.gates.Store(&m)
@@ -256,38 +291,48 @@ func (a *admission) limiterFor(pc mtp.PointCode, cfg *AdmissionConfig) *limiter 
 	for k, v := range m {
 		n[k] = v
 	}
-	l := newLimiter(cfg)
+	l := newLimiter(cfg, a.all.Load())
 	n[pc] = l
 	a.gates.Store(&n)
 	return l
 }
 
+// Queued is told when an outseize counted at the edge leaves the stack's
+// outbound queue (the stack's Queued, which sprc does not import).
+type Queued interface{ Dequeued() }
+
 // AdmitEdge is the lock-free part of the adaptive admission, for the edge
 // of the stack: it refuses (RefuseAdmission, counted) a new outgoing call to
-// dpc when the calls in set-up to it, or overall, plus the queued requests
-// already reach the limit. Admit means "not refused here": the stack's loop
-// then decides with every check. A destination not yet seen is left to the
-// loop.
-func (c *Controller) AdmitEdge(dpc mtp.PointCode, queued int) Refusal {
+// dpc when the calls in set-up to it, or overall, plus the outseizes to it
+// (or overall) the edge let through that are still queued already reach the
+// limit. Admit means "not refused here": the stack's loop then decides with
+// every check, and q must be told when the request leaves the queue. Only
+// this destination's queued requests count, not the whole shared queue: one
+// host flooding a slow destination must not get calls to others refused. A
+// destination not yet seen is left to the loop (q nil).
+func (c *Controller) AdmitEdge(dpc mtp.PointCode) (r Refusal, q Queued) {
 	a := &c.adm
 	if !a.on.Load() {
-		return Admit
+		return Admit, nil
 	}
 	l, ok := (*a.gates.Load())[dpc]
 	if !ok {
-		return Admit
+		return Admit, nil
 	}
-	q, all := int64(queued), a.all.Load()
 	switch {
-	case l.full(q):
+	case l.fullBehindQueued():
 		l.refused.Add(1)
-	case all.full(q):
-		all.refused.Add(1)
+	case l.all.fullBehindQueued():
+		l.all.refused.Add(1)
 	default:
-		return Admit
+		// Checked, then counted: concurrent submitters may pass a few over
+		// the limit, which the loop's exact check then refuses.
+		l.queued.Add(1)
+		l.all.queued.Add(1)
+		return Admit, l
 	}
 	a.edge.Add(1)
-	return RefuseAdmission
+	return RefuseAdmission, nil
 }
 
 // admitAdaptive is the loop's check, with the lock held: exact, since the
@@ -299,9 +344,9 @@ func (c *Controller) admitAdaptive(dpc mtp.PointCode) Refusal {
 	}
 	l, all := a.limiterFor(dpc, &c.cfg.Admission), a.all.Load()
 	switch {
-	case l.full(0):
+	case l.full():
 		l.refused.Add(1)
-	case all.full(0):
+	case all.full():
 		all.refused.Add(1)
 	default:
 		return Admit
@@ -322,7 +367,7 @@ func (c *Controller) OutgoingCallStarted(pc mtp.PointCode, call uint64, queued t
 		l := a.limiterFor(pc, &c.cfg.Admission)
 		l.started()
 		a.all.Load().started()
-		a.setups[call] = setup{start: c.now().Add(-max(queued, 0)), l: l}
+		a.setups[call] = setup{start: c.now().Add(-max(queued, 0)), wait: max(queued, 0), l: l}
 	}
 }
 
@@ -355,6 +400,10 @@ func (c *Controller) setupOver(call uint64, measured bool) {
 	delete(a.setups, call)
 	d := c.now().Sub(s.start)
 	s.l.finished(d, measured)
+	if measured {
+		a.waitSum += s.wait
+		a.waitN++
+	}
 	a.all.Load().finished(d, false) // the overall limit moves with the destinations' gradients
 }
 
@@ -389,6 +438,17 @@ func (c *Controller) admissionTick(now time.Time) {
 	if measured {
 		all.apply(cfg, best, peak)
 	}
+	// The level (alarm 0x16, ACL in every REL) says the gateway itself is
+	// congested (Q.764 2.11: the ACL is the congestion of the exchange that
+	// sends the REL). Refusals because a far end answers slowly, with the own
+	// queue quick, protect that far end but are not the gateway's congestion:
+	// they raise no level. Own: the window's calls waited at least half the
+	// target in the gateway's own outbound queue.
+	if a.waitN > 0 {
+		a.farEnd = 2*(a.waitSum/time.Duration(a.waitN)) < cfg.Target
+		a.waitSum, a.waitN = 0, 0
+	}
+	refused = refused && !a.farEnd
 	before := c.outboundLevel()
 	if refused {
 		a.refusing++
@@ -413,6 +473,7 @@ func (c *Controller) admissionTick(now time.Time) {
 func (a *admission) reset(cfg *AdmissionConfig) {
 	a.init(cfg)
 	a.level = 0
+	a.waitSum, a.waitN, a.farEnd = 0, 0, false
 }
 
 // AdmissionStatus is the adaptive admission's state.

@@ -24,7 +24,7 @@ func BenchmarkAdmissionCall(b *testing.B) {
 			id := uint64(0)
 			for b.Loop() {
 				id++
-				if c.AdmitEdge(2, 0) != Admit || c.AdmitOutgoing(2) != Admit {
+				if admitEdge(c, 2) != Admit || c.AdmitOutgoing(2) != Admit {
 					b.Fatal("refused")
 				}
 				c.OutgoingCallStarted(2, id, 0)

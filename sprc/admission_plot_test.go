@@ -22,7 +22,7 @@ func TestAdmissionPlot(t *testing.T) {
 		t.Skip("set ISUPGW_ADMISSION_PLOT to the PNG to write")
 	}
 	const rate = 1000
-	s := newSim(t, rate, 5*time.Millisecond)
+	s := newSim(t, rate, 5*time.Millisecond, true)
 	capacity := plotter.XYs{}
 	phase := func(load, srv float64, d time.Duration) {
 		from := len(s.secs)

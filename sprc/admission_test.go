@@ -9,11 +9,16 @@ import (
 	"github.com/isupgw/isupgw/mtp"
 )
 
-// simServer is a far end on the fake clock: a FIFO queue served at rate calls
-// per second; a served call's backward message arrives prop later.
+// simServer is a FIFO queue on the fake clock served at rate calls per
+// second; a served call's backward message arrives prop later. With own set
+// it is the gateway's own loop: an outseize the edge let through waits in it,
+// and when served the loop checks it again and sends the IAM (its wait is
+// the own queue's); otherwise it is a far end: the IAM is sent on admission
+// and the call waits in the far end's queue.
 type simServer struct {
 	rate   float64
 	prop   time.Duration
+	own    bool
 	credit float64
 	queue  []simCall
 	flight []simCall // served, backward message due at .due
@@ -23,6 +28,7 @@ type simCall struct {
 	id     uint64
 	queued time.Time
 	due    time.Time
+	q      Queued // own: the edge's count of it while it waits
 }
 
 // second is what one simulated second saw.
@@ -65,9 +71,11 @@ type sim struct {
 	step   int
 }
 
-func newSim(t *testing.T, rate float64, prop time.Duration) *sim {
+// newSim simulates a gateway whose own loop serves rate calls/s (own: true)
+// or whose far end does.
+func newSim(t *testing.T, rate float64, prop time.Duration, own bool) *sim {
 	cfg := Config{Admission: Default.Admission}
-	return &sim{t: t, f: newFake(t, cfg), lane: lane{srv: simServer{rate: rate, prop: prop}, pc: 7}}
+	return &sim{t: t, f: newFake(t, cfg), lane: lane{srv: simServer{rate: rate, prop: prop, own: own}, pc: 7}}
 }
 
 // run offers load calls/s to the first destination (the extra lanes their
@@ -103,38 +111,45 @@ func (s *sim) stepLane(ln *lane) {
 	ln.carry += ln.load / 1000
 	for ; ln.carry >= 1; ln.carry-- {
 		ln.cur.offered++
-		r := c.AdmitEdge(ln.pc, 0)
-		if r == Admit {
+		r, q := c.AdmitEdge(ln.pc)
+		if r == Admit && !ln.srv.own {
+			if q != nil {
+				q.Dequeued()
+			}
 			r = c.AdmitOutgoing(ln.pc)
 		}
 		if r != Admit {
-			if r != RefuseAdmission {
-				s.t.Fatalf("refused %v, want only admission refusals", r)
-			}
-			// Never zero: a refusal needs a call in set-up.
-			if n := c.adm.all.Load().inSetup.Load(); n < 1 {
-				s.t.Fatalf("refused with %d calls in set-up", n)
-			}
-			if ln.firstRefusal.IsZero() {
-				ln.firstRefusal = s.f.now
-			}
-			ln.cur.refused++
+			s.refused(ln, r)
 			continue
 		}
 		s.nextID++
-		c.OutgoingCallStarted(ln.pc, s.nextID, 0)
-		ln.srv.queue = append(ln.srv.queue, simCall{id: s.nextID, queued: s.f.now})
-		ln.cur.admitted++
+		ln.srv.queue = append(ln.srv.queue, simCall{id: s.nextID, queued: s.f.now, q: q})
+		if !ln.srv.own {
+			c.OutgoingCallStarted(ln.pc, s.nextID, 0)
+			ln.cur.admitted++
+		}
 	}
 	// Service.
 	ln.srv.credit += ln.srv.rate / 1000
 	for ln.srv.credit >= 1 && len(ln.srv.queue) > 0 {
 		x := ln.srv.queue[0]
 		ln.srv.queue = ln.srv.queue[1:]
-		ln.cur.waitSum += s.f.now.Sub(x.queued)
+		ln.srv.credit--
+		wait := s.f.now.Sub(x.queued)
+		if ln.srv.own {
+			if x.q != nil {
+				x.q.Dequeued()
+			}
+			if r := c.AdmitOutgoing(ln.pc); r != Admit { // the loop's exact check
+				s.refused(ln, r)
+				continue
+			}
+			c.OutgoingCallStarted(ln.pc, x.id, wait)
+			ln.cur.admitted++
+		}
+		ln.cur.waitSum += wait
 		x.due = s.f.now.Add(ln.srv.prop)
 		ln.srv.flight = append(ln.srv.flight, x)
-		ln.srv.credit--
 	}
 	if len(ln.srv.queue) == 0 {
 		ln.srv.credit = min(ln.srv.credit, 1) // an idle server banks no work
@@ -146,6 +161,21 @@ func (s *sim) stepLane(ln *lane) {
 		c.CallEndedFor(ln.pc, true, x.id)
 		ln.cur.completed++
 	}
+}
+
+// refused counts a refusal, which must be the admission's and must have
+// something in set-up or queued ahead of it (never zero).
+func (s *sim) refused(ln *lane, r Refusal) {
+	if r != RefuseAdmission {
+		s.t.Fatalf("refused %v, want only admission refusals", r)
+	}
+	if all := s.f.c.adm.all.Load(); all.inSetup.Load()+all.queued.Load() < 1 {
+		s.t.Fatalf("refused with nothing in set-up or queued")
+	}
+	if ln.firstRefusal.IsZero() {
+		ln.firstRefusal = s.f.now
+	}
+	ln.cur.refused++
 }
 
 // over sums seconds [from, to) of the run.
@@ -194,7 +224,7 @@ func TestAdmissionConvergesToServerCapacity(t *testing.T) {
 	for _, mult := range []float64{2, 3, 5} {
 		t.Run(fmt.Sprintf("%gx", mult), func(t *testing.T) {
 			const rate = 1000
-			s := newSim(t, rate, 5*time.Millisecond)
+			s := newSim(t, rate, 5*time.Millisecond, true)
 			s.run(rate/2, 5*time.Second)
 			if s.over(0, 5).refused != 0 {
 				t.Fatalf("refusals at half the capacity:\n%s", s.trace())
@@ -229,7 +259,7 @@ func TestAdmissionConvergesToServerCapacity(t *testing.T) {
 // 400 calls/s and comes back under a constant 2000 calls/s; the limit
 // follows both ways.
 func TestAdmissionFollowsCapacityStep(t *testing.T) {
-	s := newSim(t, 1000, 5*time.Millisecond)
+	s := newSim(t, 1000, 5*time.Millisecond, true)
 	s.run(2000, 15*time.Second)
 	s.expectCapacity(5, 15, 1000)
 	s.srv.rate = 400
@@ -243,7 +273,7 @@ func TestAdmissionFollowsCapacityStep(t *testing.T) {
 // TestAdmissionRecoversAfterLoadDrops: after an overload the load falls to a
 // third of the capacity: within a second every call is admitted again.
 func TestAdmissionRecoversAfterLoadDrops(t *testing.T) {
-	s := newSim(t, 1000, 5*time.Millisecond)
+	s := newSim(t, 1000, 5*time.Millisecond, true)
 	s.run(4000, 20*time.Second)
 	s.run(300, 10*time.Second)
 	after := s.over(21, 30)
@@ -260,7 +290,7 @@ func TestAdmissionRecoversAfterLoadDrops(t *testing.T) {
 // every refusal had a call in set-up), and once the calls in set-up are
 // answered a new call is admitted.
 func TestAdmissionNeverAdmitsZero(t *testing.T) {
-	s := newSim(t, 5, 5*time.Millisecond)
+	s := newSim(t, 5, 5*time.Millisecond, false)
 	s.run(200, 20*time.Second)
 	st := s.f.c.Snapshot().Admission
 	if lim := st.Destinations[s.pc].Limit; lim < Default.Admission.MinLimit || lim >= Default.Admission.InitialLimit {
@@ -290,7 +320,7 @@ func TestAdmissionNeverAdmitsZero(t *testing.T) {
 func TestAdmissionOffKeepsSeedBehaviour(t *testing.T) {
 	f := newFake(t, Config{})
 	for i := range uint64(1000) {
-		if r := f.c.AdmitEdge(3, 0); r != Admit {
+		if r := admitEdge(f.c, 3); r != Admit {
 			t.Fatalf("edge refused %v with admission off", r)
 		}
 		if r := f.c.AdmitOutgoing(3); r != Admit {
@@ -309,7 +339,7 @@ func TestAdmissionOffKeepsSeedBehaviour(t *testing.T) {
 // in the benchmark's capacity search, but stays below the capacity, is never
 // refused: the limit keeps room for it.
 func TestAdmissionAdmitsLoadStepsBelowCapacity(t *testing.T) {
-	s := newSim(t, 10000, 100*time.Millisecond)
+	s := newSim(t, 10000, 100*time.Millisecond, true)
 	for _, load := range []float64{500, 1000, 2000, 4000, 8000} {
 		s.run(load, 5*time.Second)
 	}
@@ -326,12 +356,18 @@ func TestAdmissionAdmitsLoadStepsBelowCapacity(t *testing.T) {
 // queue is bounded; the overall limit follows the destination with room,
 // whose calls are all admitted.
 func TestAdmissionSlowDestinationDoesNotStarveOthers(t *testing.T) {
-	s := newSim(t, 200, 5*time.Millisecond)
+	s := newSim(t, 200, 5*time.Millisecond, false)
 	fast := &lane{pc: 8, srv: simServer{rate: 5000, prop: 5 * time.Millisecond}, load: 2000}
 	s.extra = []*lane{fast}
 	s.run(600, 60*time.Second)
 	s.expectCapacity(35, 60, 200)
 	if f := fast.over(5, 60); f.refused != 0 || f.admitted != f.offered {
 		t.Errorf("the destination with room: offered %d, admitted %d, refused %d\n%s", f.offered, f.admitted, f.refused, fast.trace())
+	}
+	// A slow far end is not the gateway's congestion (Q.764 2.11: the ACL
+	// is the sending exchange's): no alarm 0x16, no ACL in RELs.
+	s.f.expectAlarms("")
+	if acl := s.f.c.ReleaseACL(); acl != 0 {
+		t.Errorf("ACL %d for a slow far end, want 0", acl)
 	}
 }

@@ -3,6 +3,8 @@ package sprc
 import (
 	"testing"
 	"time"
+
+	"github.com/isupgw/isupgw/mtp"
 )
 
 // TestEdgeRefusalMatchesTheLoop: the refusal the edge gives without asking
@@ -103,14 +105,14 @@ func TestAdmissionSwitchedOnAndOff(t *testing.T) {
 	cfg := Config{Admission: AdmissionConfig{Enabled: true, InitialLimit: 1, MinLimit: 1, MaxLimit: 1}}
 	f := newFake(t, cfg)
 	f.c.OutgoingCallStarted(5, 1, 0)
-	if r := f.c.AdmitEdge(5, 0); r != RefuseAdmission {
+	if r := admitEdge(f.c, 5); r != RefuseAdmission {
 		t.Fatalf("at the limit: %v", r)
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for range 1000 {
-			f.c.AdmitEdge(5, 0)
+			admitEdge(f.c, 5)
 		}
 	}()
 	off := cfg
@@ -125,11 +127,58 @@ func TestAdmissionSwitchedOnAndOff(t *testing.T) {
 	if s := f.c.Snapshot().Admission; !s.Enabled || s.InSetup != 0 {
 		t.Fatalf("after off and on: %+v", s)
 	}
-	if r := f.c.AdmitEdge(5, 0); r != Admit {
+	if r := admitEdge(f.c, 5); r != Admit {
 		t.Fatalf("a fresh start refused: %v", r)
 	}
 	f.c.BackwardFor(5, 1) // a call from before the reload: ignored
 	if s := f.c.Snapshot().Admission; s.InSetup != 0 {
 		t.Fatalf("in set-up %d, want 0", s.InSetup)
+	}
+}
+
+// admitEdge is AdmitEdge for a test whose loop takes the request at once.
+func admitEdge(c *Controller, dpc mtp.PointCode) Refusal {
+	r, q := c.AdmitEdge(dpc)
+	if q != nil {
+		q.Dequeued()
+	}
+	return r
+}
+
+// TestAdmitEdgeCountsOnlyItsDestinationsQueue: the edge counts against a
+// destination's limit the outseizes to it that still wait in the stack's
+// queue, and against the overall limit all of them; requests for another
+// destination, however many, do not refuse calls to this one below the
+// overall limit, and a request that leaves the queue frees its place.
+func TestAdmitEdgeCountsOnlyItsDestinationsQueue(t *testing.T) {
+	f := newFake(t, Config{Admission: AdmissionConfig{Enabled: true, InitialLimit: 4, MinLimit: 4, MaxLimit: 4}})
+	f.c.adm.all.Load().gate.limit.Store(100)
+	for _, pc := range []mtp.PointCode{5, 6} {
+		if r := f.c.AdmitOutgoing(pc); r != Admit { // the loop meets both destinations
+			t.Fatalf("first call to %d refused: %v", pc, r)
+		}
+	}
+	var waiting []Queued
+	for i := range 4 {
+		r, q := f.c.AdmitEdge(5)
+		if r != Admit || q == nil {
+			t.Fatalf("queued request %d to 5: %v, %v", i, r, q)
+		}
+		waiting = append(waiting, q)
+	}
+	if r, _ := f.c.AdmitEdge(5); r != RefuseAdmission {
+		t.Fatalf("a fifth request behind four queued to 5 (limit 4): %v", r)
+	}
+	if r, q := f.c.AdmitEdge(6); r != Admit || q == nil {
+		t.Fatalf("destination 6 refused behind 5's queue: %v", r)
+	} else {
+		q.Dequeued()
+	}
+	waiting[0].Dequeued()
+	if r, q := f.c.AdmitEdge(5); r != Admit || q == nil {
+		t.Fatalf("a request left the queue, yet 5 refused: %v", r)
+	}
+	if got := f.c.adm.all.Load().queued.Load(); got != 4 {
+		t.Fatalf("overall queued %d, want 4", got)
 	}
 }

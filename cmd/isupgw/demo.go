@@ -16,8 +16,9 @@ application (it alerts and answers after 10-50 ms and releases after a hold
 time of 200-800 ms). Exchange A is made slow on purpose (--cost per message),
 so that its capacity is known on any machine. The offered load (80% from A,
 20% from B) starts at half of --rate, ramps to three times it, stays there,
-then drops to a quarter of it while congestion clears. The demo's congestion
-thresholds are fractions of a second (the product's defaults are seconds).
+then drops to a quarter of it while congestion clears. Congestion control runs
+with the shipped defaults: the adaptive admission refuses the excess with
+0x0C, its level 1 (alarm 0x16, ACL 1 in RELs) rises once and holds.
 After a legend of its columns, one line a second shows offered, admitted and
 completed calls, refusals by status, A's congestion levels and queue delays
 per direction, Code Yellow, ACL sent and received, and alarms by number and

@@ -88,6 +88,8 @@ type Outseize struct {
 	// admitted: the edge admission (WithEdgeAdmission) already admitted it,
 	// so the loop does not ask AdmitOutgoing again.
 	admitted bool
+	// queued is told when it leaves the outbound queue (EdgeAdmission).
+	queued Queued
 }
 
 // Alert sends ACM (with the given backward call indicators, or a default) for an

@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"context"
 	"testing"
 
 	"github.com/isupgw/isupgw/isup"
@@ -12,14 +13,14 @@ import (
 // asked about again; other requests and undecided outseizes are queued as before.
 func TestEdgeAdmission(t *testing.T) {
 	var events []Event
-	decide := func(dpc mtp.PointCode, route string) (Status, bool) {
+	decide := func(dpc mtp.PointCode, route string) (Status, bool, Queued) {
 		switch {
 		case route == "refuse":
-			return StatusOutboundCongestion, true
+			return StatusOutboundCongestion, true, nil
 		case route == "admit":
-			return StatusOK, true
+			return StatusOK, true, nil
 		}
-		return StatusOK, false
+		return StatusOK, false, nil
 	}
 	s, err := New(testConfig(isup.ITU), func(*mtp.Message) error { return nil }, func(e Event) { events = append(events, e) }, WithEdgeAdmission(decide))
 	if err != nil {
@@ -46,6 +47,58 @@ func TestEdgeAdmission(t *testing.T) {
 	}
 	if it := <-s.outbound; it.req.(Outseize).admitted {
 		t.Fatal("an undecided outseize is marked admitted")
+	}
+}
+
+// queuedCount is a Queued that counts what waits.
+type queuedCount struct{ n int }
+
+func (q *queuedCount) Dequeued() { q.n-- }
+
+// An outseize the edge let through with a Queued tells it once when the loop
+// takes it from the outbound queue, and once when SubmitContext gives up on
+// it; an outseize without one and other requests tell nothing.
+func TestEdgeQueuedToldWhenDequeued(t *testing.T) {
+	q := &queuedCount{}
+	decide := func(dpc mtp.PointCode, route string) (Status, bool, Queued) {
+		if route == "counted" {
+			q.n++
+			return StatusOK, false, q
+		}
+		return StatusOK, false, nil
+	}
+	s, err := New(testConfig(isup.ITU), func(*mtp.Message) error { return nil }, func(Event) {}, WithEdgeAdmission(decide))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Submit(Outseize{Tag: 1, Route: "counted"})
+	s.Submit(Outseize{Tag: 2, Route: "counted"})
+	s.Submit(Outseize{Tag: 3, DPC: peerPC})
+	if q.n != 2 {
+		t.Fatalf("queued %d, want 2", q.n)
+	}
+	for want := 1; want >= 0; want-- {
+		s.handle(<-s.outbound)
+		if q.n != want {
+			t.Fatalf("after the loop took one: queued %d, want %d", q.n, want)
+		}
+	}
+	s.handle(<-s.outbound)
+	if q.n != 0 {
+		t.Fatalf("an outseize without a Queued changed the count to %d", q.n)
+	}
+
+	full, err := New(testConfig(isup.ITU), func(*mtp.Message) error { return nil }, func(Event) {}, WithEdgeAdmission(decide), WithQueueSize(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := full.SubmitContext(ctx, Outseize{Tag: 4, Route: "counted"}); err == nil {
+		t.Fatal("SubmitContext on a full queue with a cancelled context returned nil")
+	}
+	if q.n != 0 {
+		t.Fatalf("an outseize given up by SubmitContext left the count at %d", q.n)
 	}
 }
 

@@ -102,7 +102,15 @@ func WithHooks(h Hooks) Option { return func(s *Stack) { s.core.hooks = h } }
 // This is what makes refusing under overload cheap: at outbound congestion the
 // queue is long, and a refusal that waited in it would come late and keep the
 // loop from the calls it admitted.
-type EdgeAdmission func(dpc mtp.PointCode, route string) (st Status, decided bool)
+//
+// An outseize it lets through may carry a Queued (q, nil for none): the stack
+// tells it when the request leaves the outbound queue, so the edge can count
+// per destination what waits there instead of the whole shared queue.
+type EdgeAdmission func(dpc mtp.PointCode, route string) (st Status, decided bool, q Queued)
+
+// Queued is told, once, that an outseize the edge let through has left the
+// outbound queue: the loop took it, or SubmitContext gave up on it.
+type Queued interface{ Dequeued() }
 
 // edgeCounted bounds the statuses the edge counts in an array (every status
 // the congestion control gives, 0x000C and 0x01xx, is below it).
@@ -265,6 +273,9 @@ func (s *Stack) handle(it item) {
 	case it.fn != nil:
 		it.fn(c)
 	case it.req != nil:
+		if o, ok := it.req.(Outseize); ok && o.queued != nil {
+			o.queued.Dequeued()
+		}
 		now := s.now()
 		s.outWait.Store(int64(now.Sub(s.epoch) - it.at))
 		c.advance(now)
@@ -286,7 +297,7 @@ func (s *Stack) MTPEvent(e mtp.Event) { s.inbound <- item{ev: e} }
 // Submit queues a host request; its Result comes through the sink. It blocks
 // while the outbound queue is full.
 func (s *Stack) Submit(r Request) {
-	if r, refused := s.edge(r); !refused {
+	if r, refused := s.edge(r); !refused { // a blocking send always lands: the loop dequeues it
 		s.outbound <- item{req: r, at: s.now().Sub(s.epoch)}
 	}
 }
@@ -302,6 +313,9 @@ func (s *Stack) SubmitContext(ctx context.Context, r Request) error {
 	case s.outbound <- item{req: r, at: s.now().Sub(s.epoch)}:
 		return nil
 	case <-ctx.Done():
+		if o, ok := r.(Outseize); ok && o.queued != nil {
+			o.queued.Dequeued()
+		}
 		return ctx.Err()
 	}
 }
@@ -316,9 +330,13 @@ func (s *Stack) edge(r Request) (_ Request, refused bool) {
 	if !ok {
 		return r, false
 	}
-	st, decided := s.edgeAdmit(o.DPC, o.Route)
+	st, decided, q := s.edgeAdmit(o.DPC, o.Route)
 	switch {
 	case !decided:
+		if q != nil {
+			o.queued = q
+			return o, false
+		}
 		return r, false
 	case st == StatusOK:
 		o.admitted = true
