@@ -932,6 +932,26 @@ static void on_gra(ss7_event_cicrange *e)
 	free_unowned(e->startcic, e->call);
 }
 
+/* BLO or UBL for one circuit (Q.764 2.8.2): mark the remote maintenance
+ * block and acknowledge with BLA or UBA (libss7 leaves the answer to us). */
+static void on_block(ss7_event_cic *e, int block)
+{
+	struct circuit *ci = adopt(e->cic, e->call);
+	ev("rx", block ? "BLO" : "UBL", e->cic);
+	jend();
+	if (ci) {
+		ci->rblk_m = block;
+	}
+	if (e->call && (block ? isup_bla(ss7, e->call) : isup_uba(ss7, e->call)) >= 0) {
+		ev("tx", block ? "BLA" : "UBA", e->cic);
+		jend();
+	} else if (ci) {
+		ci->call = NULL;
+	}
+	maybe_free(ci);
+	free_unowned(e->cic, e->call);
+}
+
 static void on_group_block(ss7_event_cicrange *e, int block)
 {
 	unsigned char status[256];
@@ -1150,36 +1170,10 @@ static void handle_event(ss7_event *e)
 		on_cqm(&e->cqm);
 		break;
 	case ISUP_EVENT_BLO:
-		ci = adopt(e->blo.cic, e->blo.call);
-		ev("rx", "BLO", e->blo.cic);
-		jend();
-		if (ci) {
-			ci->rblk_m = 1;
-		}
-		if (e->blo.call && isup_bla(ss7, e->blo.call) >= 0) {
-			ev("tx", "BLA", e->blo.cic);
-			jend();
-		} else if (ci) {
-			ci->call = NULL;
-		}
-		maybe_free(ci);
-		free_unowned(e->blo.cic, e->blo.call);
+		on_block(&e->blo, 1);
 		break;
 	case ISUP_EVENT_UBL:
-		ci = adopt(e->ubl.cic, e->ubl.call);
-		ev("rx", "UBL", e->ubl.cic);
-		jend();
-		if (ci) {
-			ci->rblk_m = 0;
-		}
-		if (e->ubl.call && isup_uba(ss7, e->ubl.call) >= 0) {
-			ev("tx", "UBA", e->ubl.cic);
-			jend();
-		} else if (ci) {
-			ci->call = NULL;
-		}
-		maybe_free(ci);
-		free_unowned(e->ubl.cic, e->ubl.call);
+		on_block(&e->ubl, 0);
 		break;
 	case ISUP_EVENT_BLA:
 	case ISUP_EVENT_UBA:
