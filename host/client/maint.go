@@ -24,6 +24,21 @@ func (p PointCode) MarshalJSON() ([]byte, error) {
 	return []byte(p), nil
 }
 
+// ResolvePointCode turns a written point code (a number, or 3-8-3 / 8-8-8)
+// into its number, asking the gateway for its circuit groups when the text
+// is not a number: their variants say which structure is meant.
+func (c *Client) ResolvePointCode(ctx context.Context, p PointCode) (uint32, error) {
+	r, err := c.resolve(ctx, p)
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.ParseUint(string(r), 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a point code", string(p))
+	}
+	return uint32(v), nil
+}
+
 // resolve turns a written point code into its number, asking the gateway for
 // its groups when the text is not a number.
 func (c *Client) resolve(ctx context.Context, p PointCode) (PointCode, error) {

@@ -141,9 +141,10 @@ func Run(ctx context.Context, o Options) error {
 	if capW != nil {
 		m3Opts = append(m3Opts, m3ua.WithCapture(capW))
 	}
+	pcf := cfg.PointCodes
 	sink := func(e stack.Event) {
 		if a, ok := e.(stack.Alarm); ok {
-			logAlarm(log, a)
+			logAlarm(log, a, pcf)
 		}
 		srv.Sink(e)
 	}
@@ -151,12 +152,12 @@ func Run(ctx context.Context, o Options) error {
 	gwOpts := []gateway.Option{}
 	if cfg.MTP3 != nil {
 		if m3, err = buildMTP3(cfg.MTP3, capW, func(name string, adj mtp.PointCode, up bool) {
-			a := linksetAlarm(name, adj, up)
+			a := linksetAlarm(name, adj, up, pcf)
 			ev := log.Warn()
 			if up {
 				ev = log.Info()
 			}
-			ev.Str("part", "mtp3").Str("linkset", name).Uint32("adjacent", uint32(adj)).Msg(a.Text)
+			ev.Str("part", "mtp3").Str("linkset", name).Str("adjacent", pcf.Format(adj)).Msg(a.Text)
 			srv.RaiseAlarm(a)
 		}); err != nil {
 			return err
@@ -170,7 +171,7 @@ func Run(ctx context.Context, o Options) error {
 			if a.Cleared {
 				ev = log.Info()
 			}
-			ev.Str("alarm", fmt.Sprintf("0x%02X", a.Number)).Bool("cleared", a.Cleared).Interface("data", a.Data).Msg(a.Text)
+			ev.Str("alarm", fmt.Sprintf("0x%02X", a.Number)).Bool("cleared", a.Cleared).Interface("data", withPC(a.Data, pcf)).Msg(a.Text)
 			srv.RaiseAlarm(host.Alarm{Number: a.Number, Severity: a.Severity, Cleared: a.Cleared, Text: a.Text, Data: a.Data})
 		}, func(reason string) {
 			select {
@@ -178,7 +179,8 @@ func Run(ctx context.Context, o Options) error {
 			default:
 			}
 		}),
-		gateway.OnMTPEvent(func(ev mtp.Event) { log.Info().Str("part", "mtp").Msg(ev.String()) }),
+		gateway.OnMTPEvent(func(ev mtp.Event) { logMTPEvent(log, ev, pcf) }),
+		gateway.OnIAMRefused(newIAMRefusalLog(log, pcf, nil).refused),
 	)...)
 	if err != nil {
 		return err
@@ -202,10 +204,10 @@ func Run(ctx context.Context, o Options) error {
 	}
 
 	handler, err := metrics.Handler(metrics.Join(metrics.NewCollector(metrics.Sources{
-		Stack: gw.Stack.Stats, M3UA: gw.Endpoint.Stats(), Peers: gw.PeerStates, Control: gw.Control.Snapshot, Host: srv.Metrics,
+		PointCodes: pcf, Stack: gw.Stack.Stats, M3UA: gw.Endpoint.Stats(), Peers: gw.PeerStates, Control: gw.Control.Snapshot, Host: srv.Metrics,
 		Links:      m3.metrics,
 		Redundancy: func() (string, uint64) { r := gw.Redundancy(); return r.Role, r.Changes },
-	}), metrics.NewOpsCollector(opsCollector(gw, srv))), func() any { return statusOf(gw, srv) })
+	}), metrics.NewOpsCollector(opsCollector(gw, srv, pcf))), func() any { return statusOf(gw, srv, pcf) })
 	if err != nil {
 		return err
 	}
@@ -219,7 +221,7 @@ func Run(ctx context.Context, o Options) error {
 	go func() { _ = hs.Serve(ln) }()
 	run := &Running{Gateway: gw, Host: srv, MetricsAddr: ln.Addr(), Config: cfg, Log: log, mtp3: m3}
 	go run.watchAssociations(ctx, watch, cfg.Gateway.M3UA.Peers)
-	log.Info().Str("config", cfg.Source).Uint32("point_code", uint32(cfg.Gateway.Stack.OPC)).
+	log.Info().Str("config", cfg.Source).Str("point_code", pcf.Format(cfg.Gateway.Stack.OPC)).Str("point_code_format", pcf.String()).
 		Str("transport", cfg.Transport.String()).Str("transport_why", cfg.TransportWhy).
 		Str("m3ua", listenText(cfg.Gateway.M3UA.Listen)).Str("host_api", fmt.Sprint(srv.TCPAddr())).Str("metrics", ln.Addr().String()).
 		Msg("isupgw running")
@@ -397,12 +399,12 @@ func (r *Running) drain(ctx context.Context, timeout time.Duration, sigs <-chan 
 	}
 }
 
-func logAlarm(log zerolog.Logger, a stack.Alarm) {
+func logAlarm(log zerolog.Logger, a stack.Alarm, pcf mtp.PointCodeFormat) {
 	ev := log.Warn()
 	if a.Cleared {
 		ev = log.Info()
 	}
-	ev.Str("part", "isup").Str("alarm", fmt.Sprintf("0x%02X", host.AlarmNumber(a))).Uint32("pc", uint32(a.PC)).Uint16("cic", a.CIC).Uint8("kind", uint8(a.Kind)).Bool("cleared", a.Cleared).Msg(a.Text)
+	ev.Str("part", "isup").Str("alarm", fmt.Sprintf("0x%02X", host.AlarmNumber(a))).Str("pc", pcf.Format(a.PC)).Uint16("cic", a.CIC).Uint8("kind", uint8(a.Kind)).Bool("cleared", a.Cleared).Msg(a.Text)
 }
 
 // logTimeFormat gives every log line a millisecond timestamp (zerolog's

@@ -16,6 +16,9 @@ import (
 	"github.com/isupgw/isupgw/host"
 	"github.com/isupgw/isupgw/host/wire"
 	"github.com/isupgw/isupgw/internal/metrics"
+	"github.com/isupgw/isupgw/internal/ratelog"
+	"github.com/isupgw/isupgw/isup/stack"
+	"github.com/isupgw/isupgw/mtp"
 	"github.com/isupgw/isupgw/mtp/m3ua"
 )
 
@@ -34,10 +37,10 @@ type AlarmStatus struct {
 }
 
 // statusOf assembles /status.
-func statusOf(gw *gateway.Gateway, srv *host.Server) Status {
+func statusOf(gw *gateway.Gateway, srv *host.Server, pcf mtp.PointCodeFormat) Status {
 	st := Status{Status: gw.Status(), Alarms: []AlarmStatus{}}
 	for _, a := range srv.ActiveAlarms() {
-		st.Alarms = append(st.Alarms, AlarmStatus{Number: fmt.Sprintf("0x%02X", a.Number), Severity: a.Severity, Text: a.Text, Data: a.Data})
+		st.Alarms = append(st.Alarms, AlarmStatus{Number: fmt.Sprintf("0x%02X", a.Number), Severity: a.Severity, Text: a.Text, Data: withPC(a.Data, pcf)})
 	}
 	sort.Slice(st.Alarms, func(i, j int) bool {
 		a, b := st.Alarms[i], st.Alarms[j]
@@ -66,15 +69,97 @@ func DownAssociations(st Status) []string {
 	return out
 }
 
+// dataPC is an alarm's point code ("dpc" in its data: hosts get the number).
+func dataPC(data map[string]any) (mtp.PointCode, bool) {
+	switch v := data["dpc"].(type) {
+	case uint32:
+		return mtp.PointCode(v), true
+	case mtp.PointCode:
+		return v, true
+	case int:
+		return mtp.PointCode(v), v >= 0
+	}
+	return 0, false
+}
+
+// withPC adds "pc", the alarm's point code as the configuration writes it,
+// beside the numeric "dpc" (for /status and the log; data is not changed).
+func withPC(data map[string]any, pcf mtp.PointCodeFormat) map[string]any {
+	pc, ok := dataPC(data)
+	if !ok {
+		return data
+	}
+	out := make(map[string]any, len(data)+1)
+	for k, v := range data {
+		out[k] = v
+	}
+	out["pc"] = pcf.Format(pc)
+	return out
+}
+
+// logMTPEvent logs an MTP status indication, with its point code as the
+// configuration writes it.
+func logMTPEvent(log zerolog.Logger, ev mtp.Event, pcf mtp.PointCodeFormat) {
+	var pc mtp.PointCode
+	switch e := ev.(type) {
+	case mtp.Pause:
+		pc = e.PC
+	case mtp.Resume:
+		pc = e.PC
+	case mtp.Restricted:
+		pc = e.PC
+	case mtp.Congestion:
+		pc = e.PC
+	case mtp.UserPartUnavailable:
+		pc = e.PC
+	}
+	l := log.Info().Str("part", "mtp")
+	if pc != 0 {
+		l = l.Str("pc", pcf.Format(pc))
+	}
+	l.Msg(ev.String())
+}
+
+// iamRefusalLog logs the incoming IAMs refused (issue 17): at most one line
+// a second per reason, at warn, with the count of those left out since the
+// reason's previous line, so that an overload shedding thousands a second
+// shows in the log without flooding it.
+type iamRefusalLog struct {
+	log   zerolog.Logger
+	pcf   mtp.PointCodeFormat
+	limit *ratelog.Limiter
+}
+
+func newIAMRefusalLog(log zerolog.Logger, pcf mtp.PointCodeFormat, now func() time.Time) *iamRefusalLog {
+	return &iamRefusalLog{log: log, pcf: pcf, limit: ratelog.New(time.Second, now)}
+}
+
+// refused is gateway.OnIAMRefused's hook: cheap when limited (a lock and a
+// map look-up), safe from the stack's loop and the inbound pump at once.
+func (l *iamRefusalLog) refused(r stack.RefusedIAM) {
+	n, ok := l.limit.Allow(r.Reason)
+	if !ok {
+		return
+	}
+	ev := l.log.Warn().Str("part", "isup").Str("opc", l.pcf.Format(r.OPC)).Uint16("cic", r.CIC)
+	if r.Cause != 0 {
+		ev = ev.Uint8("cause", r.Cause)
+	}
+	ev.Str("reason", r.Reason).Uint64("suppressed", n).Msg("incoming IAM refused")
+}
+
 // opsCollector gives the operator metrics their sources.
-func opsCollector(gw *gateway.Gateway, srv *host.Server) metrics.OpsSources {
+func opsCollector(gw *gateway.Gateway, srv *host.Server, pcf mtp.PointCodeFormat) metrics.OpsSources {
 	return metrics.OpsSources{
-		Stack: gw.Stack.Stats,
+		PointCodes: pcf,
+		Stack:      gw.Stack.Stats,
 		Alarms: func() []metrics.ActiveAlarm {
 			var out []metrics.ActiveAlarm
 			for _, a := range srv.ActiveAlarms() {
 				dpc := ""
-				if v, ok := a.Data["dpc"]; ok {
+				if pc, ok := dataPC(a.Data); ok {
+					dpc = pcf.Format(pc)
+				} else if v, ok := a.Data["dpc"]; ok {
 					dpc = fmt.Sprint(v)
 				}
 				out = append(out, metrics.ActiveAlarm{Number: a.Number, DPC: dpc})

@@ -16,6 +16,7 @@ import (
 	"github.com/isupgw/isupgw/host/client"
 	"github.com/isupgw/isupgw/host/wire"
 	"github.com/isupgw/isupgw/isup/stack"
+	"github.com/isupgw/isupgw/mtp"
 )
 
 func metricsText(t *testing.T, p *proc) string {
@@ -130,7 +131,7 @@ func startLogged(t *testing.T, ctx context.Context, yaml string, log io.Writer) 
 
 func TestAlarmLogsWriteTheNumberInHex(t *testing.T) {
 	var b bytes.Buffer
-	logAlarm(zerolog.New(&b), stack.Alarm{Kind: stack.AlarmDestinationUnavailable, PC: 2, Text: "MTP pause"})
+	logAlarm(zerolog.New(&b), stack.Alarm{Kind: stack.AlarmDestinationUnavailable, PC: 2, Text: "MTP pause"}, mtp.PointCodeFormat{})
 	if !strings.Contains(b.String(), `"alarm":"0x17"`) {
 		t.Fatalf("log line %s lacks the alarm number in hex", b.String())
 	}
