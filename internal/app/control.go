@@ -190,14 +190,43 @@ var (
 type assocWatch struct {
 	grace, warnEvery, poll time.Duration
 	mu                     sync.Mutex
+	peers                  []m3ua.Peer       // the configured ones (a reload may move one)
 	lastErr                map[string]string // peer -> last dial error, from the M3UA log
 	since                  map[string]time.Time
 	warned                 map[string]time.Time
 	alarmed                map[string]bool
+	movedAlarm             map[string]bool // alarmed, and the address changed since
 }
 
 func newAssocWatch() *assocWatch {
-	return &assocWatch{grace: associationGrace, warnEvery: associationWarnEvery, poll: associationPoll, lastErr: map[string]string{}, since: map[string]time.Time{}, warned: map[string]time.Time{}, alarmed: map[string]bool{}}
+	return &assocWatch{grace: associationGrace, warnEvery: associationWarnEvery, poll: associationPoll, lastErr: map[string]string{}, since: map[string]time.Time{}, warned: map[string]time.Time{}, alarmed: map[string]bool{}, movedAlarm: map[string]bool{}}
+}
+
+// setPeers gives the watcher the configured associations.
+func (w *assocWatch) setPeers(peers []m3ua.Peer) {
+	w.mu.Lock()
+	w.peers = append([]m3ua.Peer(nil), peers...)
+	w.mu.Unlock()
+}
+
+// moved notes a peer's new address (a reload): the old address's failure
+// is forgotten, and if the alarm is up it is raised again with the new
+// address once the association is still not up (the down time goes on).
+func (w *assocWatch) moved(p m3ua.Peer) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	peers := append([]m3ua.Peer(nil), w.peers...) // check may be reading the old slice
+	for i := range peers {
+		if peers[i].Name == p.Name {
+			peers[i] = p
+		}
+	}
+	w.peers = peers
+	delete(w.lastErr, p.Name)
+	delete(w.warned, p.Name)
+	if w.alarmed[p.Name] {
+		w.movedAlarm[p.Name] = true // raise it again, with the new address
+	}
 }
 
 func (w *assocWatch) dialFailed(peer, reason string) {
@@ -214,7 +243,10 @@ func peerAddress(p m3ua.Peer) string {
 }
 
 // check looks at every configured association once.
-func (w *assocWatch) check(now time.Time, r *Running, peers []m3ua.Peer) {
+func (w *assocWatch) check(now time.Time, r *Running) {
+	w.mu.Lock()
+	peers := w.peers
+	w.mu.Unlock()
 	for _, p := range peers {
 		state := "down"
 		if a := r.Gateway.Endpoint.Peer(p.Name); a != nil {
@@ -228,6 +260,7 @@ func (w *assocWatch) check(now time.Time, r *Running, peers []m3ua.Peer) {
 			delete(w.alarmed, p.Name)
 			delete(w.warned, p.Name)
 			delete(w.lastErr, p.Name)
+			delete(w.movedAlarm, p.Name)
 			w.mu.Unlock()
 			if wasAlarmed {
 				r.Log.Info().Str("part", "m3ua").Str("association", p.Name).Str("address", peerAddress(p)).Msg("association up: alarm 0x1B cleared")
@@ -250,8 +283,9 @@ func (w *assocWatch) check(now time.Time, r *Running, peers []m3ua.Peer) {
 				reason = "the peer has not connected (ASP state " + state + ")"
 			}
 		}
-		raise := !w.alarmed[p.Name]
+		raise := !w.alarmed[p.Name] || w.movedAlarm[p.Name]
 		w.alarmed[p.Name] = true
+		delete(w.movedAlarm, p.Name)
 		warn := now.Sub(w.warned[p.Name]) >= w.warnEvery
 		if warn {
 			w.warned[p.Name] = now
@@ -269,10 +303,10 @@ func (w *assocWatch) check(now time.Time, r *Running, peers []m3ua.Peer) {
 	}
 }
 
-// watchAssociations runs check until ctx ends.
-// The peers are given once: the M3UA section is not reloaded, and SIGHUP
-// replaces r.Config on the signal loop, which this goroutine must not read.
-func (r *Running) watchAssociations(ctx context.Context, w *assocWatch, peers []m3ua.Peer) {
+// watchAssociations runs check until ctx ends. The peers are the watcher's
+// (setPeers, moved): SIGHUP replaces r.Config on the signal loop, which this
+// goroutine must not read.
+func (r *Running) watchAssociations(ctx context.Context, w *assocWatch) {
 	t := time.NewTicker(w.poll)
 	defer t.Stop()
 	for {
@@ -280,7 +314,7 @@ func (r *Running) watchAssociations(ctx context.Context, w *assocWatch, peers []
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			w.check(now, r, peers)
+			w.check(now, r)
 		}
 	}
 }

@@ -321,8 +321,10 @@ type Config struct {
 	// control and the host API carry it in their configurations too.
 	PointCodes mtp.PointCodeFormat
 	// SCTPPorts are the SCTP ports inside UDP (local, peers'), set with the
-	// udp transport: a reload compares them, they cannot change live.
+	// udp transport, and M3UALocal is m3ua.local: a reload compares them,
+	// they cannot change live.
 	SCTPPorts [2]uint16
+	M3UALocal netip.AddrPort
 }
 
 // TokenEnv is the environment variable that, when set, gives the host API
@@ -830,6 +832,7 @@ func (v *validator) encapsulate(f *File, m *m3ua.Config, cfg *Config) {
 	if f.M3UA.Local != nil {
 		local = netipAddrPort(*f.M3UA.Local)
 	}
+	cfg.M3UALocal = local
 	if kind != transport.KindUDP {
 		if local.IsValid() {
 			cfg.M3UAOptions = append(cfg.M3UAOptions, m3ua.WithTransportOptions(transport.WithLocalAddr(local)))
