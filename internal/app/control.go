@@ -117,7 +117,7 @@ func logMTPEvent(log zerolog.Logger, ev mtp.Event, pcf mtp.PointCodeFormat) {
 	if pc != 0 {
 		l = l.Str("pc", pcf.Format(pc))
 	}
-	l.Msg(ev.String())
+	l.Msg(mtp.EventText(ev, pcf))
 }
 
 // iamRefusalLog logs the incoming IAMs refused (issue 17): at most one line

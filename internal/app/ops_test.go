@@ -150,6 +150,10 @@ func TestPointCodesShownAndReadAsConfigured(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// And B's MTP resume of A, field and text.
+	if !logHas(logB.String(), `"pc":"1-10-1"`, `resume pc=1-10-1/0 via a`) {
+		t.Errorf("B's log lacks the resume of 1-10-1:\n%s", logB.String())
+	}
 }
 
 // The refused-IAM line: one a second per reason, with the count left out.
