@@ -295,7 +295,7 @@ func (c *core) onIAM(p int, ci int32, m *isup.InitialAddress) {
 		// IAM (Q.764 §2.8.2.3: a non-test call on a locally blocked circuit).
 		c.send(p, &isup.Simple{Kind: isup.BLO, Circuit: isup.Circuit{CIC: cc.cic}})
 		c.stats.Unexpected++
-		c.refusedIAM(p, ci, 0, "circuit blocked locally: IAM discarded, BLO sent again")
+		c.refusedIAM(p, ci, 0, reasonBlockedLocally)
 		return
 	}
 	switch {

@@ -129,6 +129,10 @@ type RefusedIAM struct {
 	Reason string
 }
 
+// reasonBlockedLocally: a non-test IAM on a circuit we blocked is discarded
+// and our blocking announced again (Q.764 §2.8.2.3).
+const reasonBlockedLocally = "circuit blocked locally: IAM discarded, blocking sent again"
+
 // refusedIAM tells the WithIAMRefused hook.
 func (c *core) refusedIAM(p int, ci int32, cause uint8, reason string) {
 	if f := c.iamRefused; f != nil {
