@@ -104,12 +104,29 @@ func TestPointCodesShownAndReadAsConfigured(t *testing.T) {
 	host := dial(t, a, false)
 	rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer rcancel()
+	tracer := dial(t, a, false)
+	if err := tracer.Trace(rctx, client.TraceFilter{DPC: "1-10-2"}); err != nil {
+		t.Fatalf("trace --dpc 1-10-2: %v", err)
+	}
 	msg, err := host.Do(rctx, map[string]any{"type": "outseize", "dpc": "1-10-2", "called": "4930123456"})
 	if err != nil {
 		t.Fatalf("outseize with dpc 1-10-2: %v", err)
 	}
 	if msg.Type != wire.TypeAck || msg.Call == 0 {
 		t.Fatalf("outseize answer %+v", msg)
+	}
+	// The trace writes the codes so too.
+	var sawHost, sawIAM bool
+	for deadline := time.After(10 * time.Second); !sawHost || !sawIAM; {
+		select {
+		case e := <-tracer.Events():
+			if l, ok := client.TraceText(e); ok {
+				sawHost = sawHost || strings.Contains(l, "outseize dpc=1-10-2 called=4930123456")
+				sawIAM = sawIAM || strings.Contains(l, " 1-10-1>1-10-2 sls=") && strings.Contains(l, " IAM")
+			}
+		case <-deadline:
+			t.Fatalf("trace lines: host request %v, IAM %v", sawHost, sawIAM)
+		}
 	}
 	for _, c := range []struct {
 		dpc    any
