@@ -35,6 +35,18 @@ type options struct {
 	onMTPEvent []func(mtp.Event)
 	closeWait  time.Duration
 	sprc       *sprcOptions
+	iamRefused func(stack.RefusedIAM)
+}
+
+// OnIAMRefused makes f hear every incoming IAM refused: by the stack
+// (released with a cause, or discarded on a circuit we blocked) and at the
+// edge (dropped unread at inbound congestion level 2). f runs on the stack's
+// loop or the inbound pump and must be cheap and safe for concurrent use.
+func OnIAMRefused(f func(stack.RefusedIAM)) Option {
+	return func(g *options) {
+		g.iamRefused = f
+		g.stack = append(g.stack, stack.WithIAMRefused(f))
+	}
 }
 
 // WithM3UAOptions passes options to the M3UA endpoint.

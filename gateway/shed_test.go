@@ -44,3 +44,25 @@ func TestEdgeSheddingAtInboundLevel2(t *testing.T) {
 		t.Fatalf("counted %d sheds, want 2", n)
 	}
 }
+
+// An IAM shed at the edge is reported to OnIAMRefused with its OPC and CIC
+// (read from the first two octets, no decode); a SAM shed is not an IAM.
+func TestEdgeShedIAMIsReported(t *testing.T) {
+	cfg := Config{
+		Stack: stack.Config{OPC: 1, Groups: []stack.Group{{Name: "b", DPC: 2, Variant: isup.ITU, CICs: []stack.CICRange{{First: 1, Last: 400}}}}},
+		M3UA: m3ua.Config{Role: m3ua.RoleIPSP, Transport: transport.KindUDP, Listen: netip.MustParseAddrPort("127.0.0.1:0"),
+			Peers: []m3ua.Peer{{Name: "b", From: netip.MustParseAddr("127.0.0.1"), DPCs: []mtp.PointCode{2}}}},
+	}
+	var got []stack.RefusedIAM
+	g, err := New(cfg, func(stack.Event) {}, WithCongestionControl(sprc.Default, nil, nil),
+		OnIAMRefused(func(r stack.RefusedIAM) { got = append(got, r) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Control.Probe(sprc.Inbound, 12*time.Second)                                                             // inbound level 2
+	g.shed(mtp.Message{Label: mtp.Label{OPC: 2, DPC: 1, SI: 5}, Payload: []byte{0x2C, 0x01, byte(isup.IAM)}}) // CIC 300
+	g.shed(mtp.Message{Label: mtp.Label{OPC: 2, DPC: 1, SI: 5}, Payload: []byte{1, 0, byte(isup.SAM)}})
+	if len(got) != 1 || got[0].OPC != 2 || got[0].CIC != 300 || got[0].Cause != 0 || got[0].Reason == "" {
+		t.Fatalf("reported %+v, want one IAM from 2 on CIC 300 without a cause", got)
+	}
+}

@@ -151,7 +151,20 @@ func (g *Gateway) ping(dpc mtp.PointCode) {
 
 // shed is the edge filter: true drops the message before it is queued.
 func (g *Gateway) shed(m mtp.Message) bool {
-	return g.Control != nil && m.SI == mtp.SIISUP && len(m.Payload) >= 3 && g.Control.ShedInbound(isup.MessageType(m.Payload[2]))
+	if g.Control == nil || m.SI != mtp.SIISUP || len(m.Payload) < 3 {
+		return false
+	}
+	t := isup.MessageType(m.Payload[2])
+	if !g.Control.ShedInbound(t) {
+		return false
+	}
+	if f := g.opts.iamRefused; f != nil && t == isup.IAM {
+		// The CIC is the first two octets (Q.763 §1.2: 12 bits ITU, 14 ANSI;
+		// the spare bits are zero in practice), read without a decode.
+		f(stack.RefusedIAM{OPC: m.OPC, CIC: uint16(m.Payload[0]) | uint16(m.Payload[1]&0x3F)<<8,
+			Reason: "shed at the edge: inbound congestion level 2 (IAM dropped unread, no REL)"})
+	}
+	return true
 }
 
 // runControl sends the probes and ticks the controller until ctx ends.

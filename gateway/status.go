@@ -11,13 +11,17 @@ import (
 
 // Status is what `isupgw status` shows: served as JSON at /status.
 type Status struct {
-	PointCode    mtp.PointCode       `json:"point_code"`
-	Uptime       string              `json:"uptime"`
-	Associations []AssociationStatus `json:"associations"`
-	Destinations []DestinationStatus `json:"destinations"`
-	Circuits     map[string]int      `json:"circuits"`
-	Calls        int                 `json:"calls"`
-	Congestion   *CongestionStatus   `json:"congestion,omitempty"`
+	PointCode mtp.PointCode `json:"point_code"`
+	// PC is the point code as the configuration writes it (a number, 3-8-3
+	// or 8-8-8); PointCodeFormat names that format.
+	PC              string              `json:"pc"`
+	PointCodeFormat string              `json:"point_code_format"`
+	Uptime          string              `json:"uptime"`
+	Associations    []AssociationStatus `json:"associations"`
+	Destinations    []DestinationStatus `json:"destinations"`
+	Circuits        map[string]int      `json:"circuits"`
+	Calls           int                 `json:"calls"`
+	Congestion      *CongestionStatus   `json:"congestion,omitempty"`
 	// Links are the signalling links of an MTP3 node (WithMTP).
 	Links []LinkStatus `json:"links,omitempty"`
 	// Redundancy is the role in an active/standby pair (absent when single).
@@ -51,6 +55,7 @@ type AssociationStatus struct {
 type DestinationStatus struct {
 	Name         string  `json:"name"`
 	PointCode    uint32  `json:"point_code"`
+	PC           string  `json:"pc"` // as the configuration writes it
 	Available    bool    `json:"available"`
 	ACL          int     `json:"acl"`
 	MTPAdmit     float64 `json:"mtp_admit"`
@@ -112,7 +117,8 @@ func (g *Gateway) Status() Status {
 	if err != nil {
 		snap = g.Stack.Stats()
 	}
-	st := Status{PointCode: g.cfg.Stack.OPC, Uptime: time.Since(g.started).Round(time.Second).String(),
+	pcf := g.cfg.Stack.PointCodes
+	st := Status{PointCode: g.cfg.Stack.OPC, PC: pcf.Format(g.cfg.Stack.OPC), PointCodeFormat: pcf.String(), Uptime: time.Since(g.started).Round(time.Second).String(),
 		Circuits: snap.CircuitsByState, Calls: snap.Calls}
 	for name, state := range g.PeerStates() {
 		st.Associations = append(st.Associations, AssociationStatus{Name: name, State: state})
@@ -150,7 +156,7 @@ func (g *Gateway) Status() Status {
 		if admit == 0 && d.MTPStep == 0 {
 			admit = 1
 		}
-		st.Destinations = append(st.Destinations, DestinationStatus{Name: grp.Name, PointCode: uint32(grp.DPC), Available: g.avail.isUp(grp.DPC),
+		st.Destinations = append(st.Destinations, DestinationStatus{Name: grp.Name, PointCode: uint32(grp.DPC), PC: pcf.Format(grp.DPC), Available: g.avail.isUp(grp.DPC),
 			ACL: int(d.ACL), MTPAdmit: admit, MTPLevel: d.MTPLevel, OutOfService: d.OutOfService, Reason: d.Reason, Violation: d.Violation, Calls: d.Calls})
 	}
 	return st

@@ -33,7 +33,7 @@ type rawRequest struct {
 	Token    string `json:"token"`
 	Incoming bool   `json:"incoming"`
 	// outseize
-	DPC          *uint32      `json:"dpc"`
+	DPC          *pcField     `json:"dpc"`
 	Route        *string      `json:"route"`
 	CIC          *int         `json:"cic"`
 	Called       *string      `json:"called"`
@@ -91,7 +91,8 @@ func refuse(st wire.Status, format string, a ...any) *refusal {
 
 // decodeRequest parses one line (without its newline). On a refusal, d.typ and
 // d.seq are filled in as far as the line allowed, so the nak can echo seq.
-func decodeRequest(line []byte) (d decoded, _ *refusal) {
+// Point codes in text are read with pcf, the configuration's format.
+func decodeRequest(line []byte, pcf mtp.PointCodeFormat) (d decoded, _ *refusal) {
 	var r rawRequest
 	if !decodeFast(line, &r) {
 		r = rawRequest{}
@@ -131,7 +132,7 @@ func decodeRequest(line []byte) (d decoded, _ *refusal) {
 		}
 		d.version, d.app, d.token, d.incoming = *r.Version, r.App, r.Token, r.Incoming
 	case wire.TypeOutseize:
-		d.req, rf = decodeOutseize(&r)
+		d.req, rf = decodeOutseize(&r, pcf)
 	case wire.TypeAlert, wire.TypeProgress, wire.TypeAnswer, wire.TypeRelease:
 		if r.Call == nil {
 			return d, refuse(wire.StatusMissingField, `missing field "call"`)
@@ -212,13 +213,16 @@ func max8(field string, p *uint8, max uint8) *refusal {
 	return nil
 }
 
-func decodeOutseize(r *rawRequest) (stack.Request, *refusal) {
+func decodeOutseize(r *rawRequest, pcf mtp.PointCodeFormat) (stack.Request, *refusal) {
 	o := stack.Outseize{}
 	switch {
 	case r.Route != nil && *r.Route != "":
 		o.Route = *r.Route
 	case r.DPC != nil:
-		o.DPC = mtp.PointCode(*r.DPC)
+		var rf *refusal
+		if o.DPC, rf = r.DPC.resolve("dpc", pcf); rf != nil {
+			return nil, rf
+		}
 	default:
 		return nil, refuse(wire.StatusMissingField, `missing field "dpc" (or "route")`)
 	}

@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/isupgw/isupgw/mtp"
 	"strings"
 	"testing"
 
@@ -45,7 +46,7 @@ func TestDecodeRequest(t *testing.T) {
 		{`{"type":"outseize","seq":10,"route":"peer","called":"4930*#ab","calling":"123","cpc":13,"fci":8192,"params":[{"code":57,"hex":"0102"}]}`, 0, ""},
 		{`{"type":"release","seq":11,"call":5,"cause":17,"location":2}`, 0, ""},
 	} {
-		d, rf := decodeRequest([]byte(tc.line))
+		d, rf := decodeRequest([]byte(tc.line), mtp.PointCodeFormat{})
 		if tc.status == 0 {
 			if rf != nil {
 				t.Errorf("%s: refused: %v", tc.line, rf)
@@ -64,7 +65,7 @@ func TestDecodeRequest(t *testing.T) {
 		}
 	}
 
-	d, rf := decodeRequest([]byte(`{"type":"outseize","seq":10,"route":"peer","called":"4930*#ab","calling":"123","cpc":13,"fci":8192,"params":[{"code":57,"hex":"0102"}]}`))
+	d, rf := decodeRequest([]byte(`{"type":"outseize","seq":10,"route":"peer","called":"4930*#ab","calling":"123","cpc":13,"fci":8192,"params":[{"code":57,"hex":"0102"}]}`), mtp.PointCodeFormat{})
 	if rf != nil {
 		t.Fatal(rf)
 	}
@@ -108,7 +109,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		d, rf := decodeRequest(line)
+		d, rf := decodeRequest(line, mtp.PointCodeFormat{})
 		if rf != nil {
 			if rf.status < 0x0110 || rf.status > 0x011F || rf.detail == "" {
 				t.Fatalf("refusal outside the host range or without detail: %v", rf)
@@ -170,14 +171,14 @@ func BenchmarkEncode(b *testing.B) {
 }
 
 func TestDecodeReleaseACL(t *testing.T) {
-	d, rf := decodeRequest([]byte(`{"type":"release","seq":1,"call":5,"cause":16,"acl":2}`))
+	d, rf := decodeRequest([]byte(`{"type":"release","seq":1,"call":5,"cause":16,"acl":2}`), mtp.PointCodeFormat{})
 	if rf != nil {
 		t.Fatalf("refused: %+v", rf)
 	}
 	if r, ok := d.req.(stack.Release); !ok || r.ACL != 2 || r.Call != 5 {
 		t.Fatalf("decoded %+v", d.req)
 	}
-	if _, rf := decodeRequest([]byte(`{"type":"release","seq":1,"call":5,"acl":4}`)); rf == nil || rf.status != wire.StatusBadValue {
+	if _, rf := decodeRequest([]byte(`{"type":"release","seq":1,"call":5,"acl":4}`), mtp.PointCodeFormat{}); rf == nil || rf.status != wire.StatusBadValue {
 		t.Fatalf("acl 4: %+v", rf)
 	}
 }

@@ -126,7 +126,7 @@ type fastValues struct {
 	typ, route, called, calling                                       string
 	seq, call                                                         uint64
 	version, cic, level                                               int
-	dpc                                                               uint32
+	dpc                                                               pcField
 	calledNAI, calledNPI, inn, callingNAI, callingNPI, pres, scr, cpc uint8
 	nci, event, cause, location, acl                                  uint8
 	fci, bci                                                          uint16
@@ -197,10 +197,15 @@ func (v *fastValues) set(r *rawRequest, key string, str []byte, num uint64, isSt
 		r.Incoming = b
 		return true
 	case "dpc":
-		if !isNum || num > 0xFFFFFFFF {
+		switch {
+		case isNum && num <= 0xFFFFFFFF:
+			v.dpc = pcField{num: uint32(num), hasNum: true}
+		case isStr:
+			v.dpc = pcField{text: string(str)}
+		default:
 			return false
 		}
-		v.dpc, r.DPC = uint32(num), &v.dpc
+		r.DPC = &v.dpc
 		return true
 	case "route":
 		return s(&v.route, &r.Route)

@@ -2,6 +2,7 @@ package host
 
 import (
 	"encoding/json"
+	"github.com/isupgw/isupgw/mtp"
 	"reflect"
 	"testing"
 )
@@ -118,7 +119,7 @@ func BenchmarkDecodeRequest(b *testing.B) {
 			line := []byte(c.line)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, rf := decodeRequest(line); rf != nil {
+				if _, rf := decodeRequest(line, mtp.PointCodeFormat{}); rf != nil {
 					b.Fatal(rf)
 				}
 			}

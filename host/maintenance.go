@@ -30,15 +30,15 @@ const circuitsPage = 300
 
 // maintRequest is a maintenance or circuits request line.
 type maintRequest struct {
-	DPC      *uint32 `json:"dpc"`
-	Route    string  `json:"route"`
-	Group    string  `json:"group"`
-	CIC      *int    `json:"cic"`
-	Last     *int    `json:"last"`
-	Hardware bool    `json:"hardware"`
-	State    string  `json:"state"`
-	Summary  bool    `json:"summary"` // circuits: the group summaries only
-	Offset   int     `json:"offset"`
+	DPC      *pcField `json:"dpc"`
+	Route    string   `json:"route"`
+	Group    string   `json:"group"`
+	CIC      *int     `json:"cic"`
+	Last     *int     `json:"last"`
+	Hardware bool     `json:"hardware"`
+	State    string   `json:"state"`
+	Summary  bool     `json:"summary"` // circuits: the group summaries only
+	Offset   int      `json:"offset"`
 }
 
 func (c *conn) maintainer() (Maintainer, bool) {
@@ -69,13 +69,13 @@ func (c *conn) maintenance(typ string, seq uint64, line []byte) {
 		c.circuits(m, seq, r)
 		return
 	}
-	req, rf := maintenanceRequest(typ, r)
+	req, rf := maintenanceRequest(typ, r, c.s.cfg.PointCodes)
 	if rf != nil {
 		c.nak(&seq, rf.status, rf.detail, 0)
 		return
 	}
 	s := c.s
-	s.log.Info("circuit maintenance", "conn", c.id, "app", c.app, "op", typ, "dpc", uint32(req.DPC), "route", req.Route,
+	s.log.Info("circuit maintenance", "conn", c.id, "app", c.app, "op", typ, "dpc", s.cfg.PointCodes.Format(req.DPC), "route", req.Route,
 		"cic", req.CIC, "range", req.Range, "hardware", req.Hardware)
 	data := map[string]any{"op": typ, "cic": req.CIC, "last": int(req.CIC) + int(req.Range), "hardware": req.Hardware}
 	if req.Route != "" {
@@ -114,7 +114,7 @@ func (c *conn) maintenance(typ string, seq uint64, line []byte) {
 }
 
 // maintenanceRequest checks a maintenance request and builds the stack's.
-func maintenanceRequest(typ string, r maintRequest) (stack.Maintenance, *refusal) {
+func maintenanceRequest(typ string, r maintRequest, pcf mtp.PointCodeFormat) (stack.Maintenance, *refusal) {
 	var req stack.Maintenance
 	switch typ {
 	case wire.TypeBlock:
@@ -130,7 +130,10 @@ func maintenanceRequest(typ string, r maintRequest) (stack.Maintenance, *refusal
 	case r.Route != "":
 		req.Route = r.Route
 	case r.DPC != nil:
-		req.DPC = mtp.PointCode(*r.DPC)
+		var rf *refusal
+		if req.DPC, rf = r.DPC.resolve("dpc", pcf); rf != nil {
+			return req, rf
+		}
 	default:
 		return req, refuse(wire.StatusMissingField, `missing field "dpc" (or "route")`)
 	}
@@ -160,7 +163,11 @@ func maintenanceRequest(typ string, r maintRequest) (stack.Maintenance, *refusal
 func (c *conn) circuits(m Maintainer, seq uint64, r maintRequest) {
 	f := stack.CircuitFilter{Group: r.Route, State: r.State}
 	if r.DPC != nil {
-		f.DPC = mtp.PointCode(*r.DPC)
+		var rf *refusal
+		if f.DPC, rf = r.DPC.resolve("dpc", c.s.cfg.PointCodes); rf != nil {
+			c.nak(&seq, rf.status, rf.detail, 0)
+			return
+		}
 	}
 	if !stack.ValidCircuitState(r.State) {
 		c.nak(&seq, wire.StatusBadValue, fmt.Sprintf(`field "state": %q is not one of %s`, r.State, strings.Join(stack.CircuitStates, ", ")), 0)
@@ -207,7 +214,7 @@ func (c *conn) circuits(m Maintainer, seq uint64, r maintRequest) {
 	}
 	rows := make([]map[string]any, len(page))
 	for i, ci := range page {
-		row := map[string]any{"group": ci.Group, "dpc": uint32(ci.DPC), "cic": ci.CIC, "state": ci.State,
+		row := map[string]any{"group": ci.Group, "dpc": uint32(ci.DPC), "pc": c.s.cfg.PointCodes.Format(ci.DPC), "cic": ci.CIC, "state": ci.State,
 			"in_state_ms": now.Sub(ci.Since).Milliseconds()}
 		if k := blockingKind(ci.LocalMaint, ci.LocalHW); k != "" {
 			row["local"] = k
@@ -230,7 +237,7 @@ func (c *conn) circuits(m Maintainer, seq uint64, r maintRequest) {
 	data["circuits"] = rows
 	groups := make([]map[string]any, len(sums))
 	for i, g := range sums {
-		groups[i] = map[string]any{"group": g.Group, "dpc": uint32(g.DPC), "variant": g.Variant.String(), "total": g.Total, "idle": g.Idle,
+		groups[i] = map[string]any{"group": g.Group, "dpc": uint32(g.DPC), "pc": c.s.cfg.PointCodes.Format(g.DPC), "variant": g.Variant.String(), "total": g.Total, "idle": g.Idle,
 			"outgoing": g.Outgoing, "incoming": g.Incoming, "releasing": g.Releasing,
 			"locally_blocked": g.LocallyBlocked, "remotely_blocked": g.RemBlocked, "awaiting": g.Awaiting}
 	}

@@ -2,6 +2,7 @@ package host
 
 import (
 	"encoding/json"
+	"github.com/isupgw/isupgw/mtp"
 	"testing"
 
 	"github.com/isupgw/isupgw/host/wire"
@@ -25,7 +26,7 @@ func FuzzMaintenanceRequest(f *testing.F) {
 			return
 		}
 		for _, typ := range []string{wire.TypeBlock, wire.TypeUnblock, wire.TypeReset, wire.TypeQuery} {
-			req, rf := maintenanceRequest(typ, r)
+			req, rf := maintenanceRequest(typ, r, mtp.PointCodeFormat{})
 			if rf != nil {
 				continue
 			}

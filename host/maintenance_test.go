@@ -1,6 +1,7 @@
 package host
 
 import (
+	"github.com/isupgw/isupgw/mtp"
 	"testing"
 
 	"github.com/isupgw/isupgw/host/wire"
@@ -9,7 +10,8 @@ import (
 
 func TestMaintenanceRequestChecks(t *testing.T) {
 	n := func(v int) *int { return &v }
-	pc := uint32(2)
+	pc := pcField{num: 2, hasNum: true}
+	dashed, number, bad := pcField{text: "0-0-2"}, pcField{text: "2"}, pcField{text: "0-300-2"}
 	for _, c := range []struct {
 		typ  string
 		r    maintRequest
@@ -26,8 +28,12 @@ func TestMaintenanceRequestChecks(t *testing.T) {
 		{wire.TypeBlock, maintRequest{DPC: &pc}, wire.StatusMissingField, stack.Maintenance{}},
 		{wire.TypeBlock, maintRequest{DPC: &pc, CIC: n(70000)}, wire.StatusBadValue, stack.Maintenance{}},
 		{wire.TypeReset, maintRequest{DPC: &pc, CIC: n(5), Hardware: true}, wire.StatusBadValue, stack.Maintenance{}},
+		// Point codes as text: the configured dashed form (3-8-3 here) or a number.
+		{wire.TypeBlock, maintRequest{DPC: &dashed, CIC: n(1)}, 0, stack.Maintenance{Op: stack.OpBlock, DPC: 2, CIC: 1}},
+		{wire.TypeBlock, maintRequest{DPC: &number, CIC: n(1)}, 0, stack.Maintenance{Op: stack.OpBlock, DPC: 2, CIC: 1}},
+		{wire.TypeBlock, maintRequest{DPC: &bad, CIC: n(1)}, wire.StatusBadValue, stack.Maintenance{}},
 	} {
-		req, rf := maintenanceRequest(c.typ, c.r)
+		req, rf := maintenanceRequest(c.typ, c.r, mtp.PointCodeFormat{Dashed: true})
 		switch {
 		case c.want == 0 && rf != nil:
 			t.Errorf("%s %+v refused: %v", c.typ, c.r, rf)

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/isupgw/isupgw/host/wire"
+	"github.com/isupgw/isupgw/internal/ratelog"
 	"github.com/isupgw/isupgw/isup"
 	"github.com/isupgw/isupgw/isup/stack"
 	"github.com/isupgw/isupgw/mtp"
@@ -38,6 +39,10 @@ import (
 
 // Config is the server's configuration.
 type Config struct {
+	// PointCodes is how point codes are read from text in requests and
+	// written in the log (the configuration's format; zero: numbers, a
+	// dashed code read as ITU 3-8-3).
+	PointCodes mtp.PointCodeFormat
 	// TCP is the TCP listen address; "" means wire.DefaultTCP (127.0.0.1:7700)
 	// and "none" no TCP listener.
 	TCP string
@@ -171,8 +176,11 @@ type Server struct {
 	ovMax int
 
 	janitor janitor
-	wg      sync.WaitGroup
-	tcpAddr net.Addr
+	// notOffered limits the "incoming call not offered" lines (one a
+	// second per cause, with the count of those left out).
+	notOffered *ratelog.Limiter
+	wg         sync.WaitGroup
+	tcpAddr    net.Addr
 }
 
 type stackRef struct{ s Stack }
@@ -228,6 +236,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		cfg: cfg, log: slog.New(slog.DiscardHandler),
 		conns: map[*conn]struct{}{}, calls: map[stack.CallID]*conn{},
 		pending: map[uint64]pending{}, rr: make([]uint64, len(cfg.Rules)), alarms: map[string]Alarm{},
+		notOffered: ratelog.New(time.Second, nil),
 	}
 	s.janitor.init()
 	for _, o := range opts {
@@ -628,7 +637,9 @@ func (s *Server) onIncoming(in stack.Incoming) {
 		if matched {
 			cause = s.cfg.NoHostCause
 		}
-		s.log.Info("incoming call not offered", "call", uint64(in.Call), "called", called, "opc", uint32(in.OPC), "cause", cause)
+		if n, ok := s.notOffered.Allow(fmt.Sprint(cause)); ok {
+			s.log.Info("incoming call not offered", "call", uint64(in.Call), "called", called, "opc", s.cfg.PointCodes.Format(in.OPC), "cause", cause, "suppressed", n)
+		}
 		s.janitor.release(stack.Release{Tag: s.newTag(), Call: in.Call, Cause: cause, Location: isup.LocationPublicLocal})
 		return
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/isupgw/isupgw/host/wire"
 	"github.com/isupgw/isupgw/isup"
 	"github.com/isupgw/isupgw/isup/stack"
-	"github.com/isupgw/isupgw/mtp"
 )
 
 // Tracer is what the trace request needs of the stack (*stack.Stack has it).
@@ -26,9 +25,9 @@ type Tracer interface {
 const traceBuffer = 4096
 
 type traceRequest struct {
-	DPC    *uint32 `json:"dpc"`
-	CIC    *int    `json:"cic"`
-	Called string  `json:"called"`
+	DPC    *pcField `json:"dpc"`
+	CIC    *int     `json:"cic"`
+	Called string   `json:"called"`
 }
 
 // trace starts a call trace for this connection: after the ack, one "trace"
@@ -42,7 +41,11 @@ func (c *conn) trace(seq uint64, line []byte) {
 	}
 	var f stack.TraceFilter
 	if r.DPC != nil {
-		f.DPC = mtp.PointCode(*r.DPC)
+		var rf *refusal
+		if f.DPC, rf = r.DPC.resolve("dpc", c.s.cfg.PointCodes); rf != nil {
+			c.nak(&seq, rf.status, rf.detail, 0)
+			return
+		}
 	}
 	if r.CIC != nil {
 		if *r.CIC < 1 || *r.CIC > 0x3FFF {
@@ -86,7 +89,7 @@ func (c *conn) trace(seq uint64, line []byte) {
 		c.nak(&seq, wire.StatusShuttingDown, "the stack did not start the trace: "+err.Error(), 0)
 		return
 	}
-	c.s.log.Info("call trace started", "conn", c.id, "app", c.app, "dpc", uint32(f.DPC), "cic", f.CIC, "called", f.Called)
+	c.s.log.Info("call trace started", "conn", c.id, "app", c.app, "dpc", c.s.cfg.PointCodes.Format(f.DPC), "cic", f.CIC, "called", f.Called)
 	c.ack(seq, map[string]any{"trace": id})
 	c.s.wg.Add(1)
 	go func() {

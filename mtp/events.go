@@ -74,16 +74,28 @@ func (Congestion) event()          {}
 func (UserPartUnavailable) event() {}
 func (PeerState) event()           {}
 
-func (e Pause) String() string  { return fmt.Sprintf("pause pc=%d/%d via %s", e.PC, e.Mask, e.Peer) }
-func (e Resume) String() string { return fmt.Sprintf("resume pc=%d/%d via %s", e.PC, e.Mask, e.Peer) }
-func (e Restricted) String() string {
-	return fmt.Sprintf("restricted pc=%d/%d via %s", e.PC, e.Mask, e.Peer)
-}
-func (e Congestion) String() string {
-	return fmt.Sprintf("congestion pc=%d level=%d via %s", e.PC, e.Level, e.Peer)
-}
-func (e UserPartUnavailable) String() string {
-	return fmt.Sprintf("user part %d unavailable at pc=%d cause=%d via %s", e.User, e.PC, e.Cause, e.Peer)
+func (e Pause) String() string               { return EventText(e, PointCodeFormat{}) }
+func (e Resume) String() string              { return EventText(e, PointCodeFormat{}) }
+func (e Restricted) String() string          { return EventText(e, PointCodeFormat{}) }
+func (e Congestion) String() string          { return EventText(e, PointCodeFormat{}) }
+func (e UserPartUnavailable) String() string { return EventText(e, PointCodeFormat{}) }
+
+// EventText describes an event for the log, its point code written in f
+// (String writes numbers).
+func EventText(ev Event, f PointCodeFormat) string {
+	switch e := ev.(type) {
+	case Pause:
+		return fmt.Sprintf("pause pc=%s/%d via %s", f.Format(e.PC), e.Mask, e.Peer)
+	case Resume:
+		return fmt.Sprintf("resume pc=%s/%d via %s", f.Format(e.PC), e.Mask, e.Peer)
+	case Restricted:
+		return fmt.Sprintf("restricted pc=%s/%d via %s", f.Format(e.PC), e.Mask, e.Peer)
+	case Congestion:
+		return fmt.Sprintf("congestion pc=%s level=%d via %s", f.Format(e.PC), e.Level, e.Peer)
+	case UserPartUnavailable:
+		return fmt.Sprintf("user part %d unavailable at pc=%s cause=%d via %s", e.User, f.Format(e.PC), e.Cause, e.Peer)
+	}
+	return ev.String()
 }
 func (e PeerState) String() string {
 	return fmt.Sprintf("peer %s %s (%s)", e.Peer, e.State, e.Reason)

@@ -10,6 +10,9 @@ import (
 
 // Config holds every threshold. Zero fields take the defaults of Default.
 type Config struct {
+	// PointCodes is how alarm texts write point codes (the configuration's
+	// format; zero: numbers).
+	PointCodes mtp.PointCodeFormat
 	// ProbeInterval is how often a probe goes through each queue (1 s).
 	ProbeInterval time.Duration
 	// AverageOver is how many probe delays are averaged (10).
@@ -245,14 +248,14 @@ func (c Config) Validate() error {
 	seen := map[mtp.PointCode]bool{}
 	for _, k := range c.Constraints {
 		if seen[k.DPC] {
-			bad("two constraints for DPC %d", k.DPC)
+			bad("two constraints for DPC %s", c.PointCodes.Format(k.DPC))
 		}
 		seen[k.DPC] = true
 		if (k.BurstRate > 0) != (k.BurstWindow > 0) || (k.SustainedRate > 0) != (k.SustainedWindow > 0) {
-			bad("constraint for DPC %d: a rate needs its window and a window its rate", k.DPC)
+			bad("constraint for DPC %s: a rate needs its window and a window its rate", c.PointCodes.Format(k.DPC))
 		}
 		if k.MaxCalls < 0 || k.MaxOutbound < 0 || k.BurstRate < 0 || k.SustainedRate < 0 {
-			bad("constraint for DPC %d: negative limit", k.DPC)
+			bad("constraint for DPC %s: negative limit", c.PointCodes.Format(k.DPC))
 		}
 	}
 	return errors.Join(errs...)

@@ -376,7 +376,7 @@ func (c *Controller) constraintBroken(d *dest, now time.Time) string {
 	}
 	if d.violation == "" {
 		d.violation = broken
-		c.alarm(Alarm{Number: AlarmConstraint, Severity: SeverityMinor, Text: fmt.Sprintf("destination %d: constraint violation (%s)", d.pc, broken),
+		c.alarm(Alarm{Number: AlarmConstraint, Severity: SeverityMinor, Text: fmt.Sprintf("destination %s: constraint violation (%s)", c.cfg.PointCodes.Format(d.pc), broken),
 			Data: map[string]any{"dpc": uint32(d.pc), "constraint": broken}})
 	}
 	return broken
@@ -405,7 +405,7 @@ func (c *Controller) resumeConstraint(d *dest) {
 		(k.BurstRate > 0 && d.burst.count >= k.BurstRate) || (k.SustainedRate > 0 && d.sustained.count >= k.SustainedRate) {
 		return
 	}
-	c.alarm(Alarm{Number: AlarmConstraint, Severity: SeverityMinor, Cleared: true, Text: fmt.Sprintf("destination %d: constraint violation (%s) over", d.pc, d.violation),
+	c.alarm(Alarm{Number: AlarmConstraint, Severity: SeverityMinor, Cleared: true, Text: fmt.Sprintf("destination %s: constraint violation (%s) over", c.cfg.PointCodes.Format(d.pc), d.violation),
 		Data: map[string]any{"dpc": uint32(d.pc), "constraint": d.violation}})
 	d.violation = ""
 }
@@ -453,7 +453,7 @@ func (c *Controller) RELReceived(pc mtp.PointCode, acl isup.AutomaticCongestionL
 	d := c.destination(pc)
 	now := c.now()
 	if d.acl != acl {
-		c.alarm(Alarm{Number: AlarmACC, Severity: SeverityMinor, Text: fmt.Sprintf("destination %d signals congestion level %d (ACL)", pc, acl),
+		c.alarm(Alarm{Number: AlarmACC, Severity: SeverityMinor, Text: fmt.Sprintf("destination %s signals congestion level %d (ACL)", c.cfg.PointCodes.Format(pc), acl),
 			Data: map[string]any{"dpc": uint32(pc), "level": int(acl)}})
 	}
 	d.acl, d.aclUntil = acl, now.Add(c.cfg.ACC.Duration)
@@ -480,7 +480,7 @@ func (c *Controller) RELReceivedFrom(pc mtp.PointCode, acl isup.AutomaticCongest
 // endACC ends automatic congestion control towards a destination.
 func (c *Controller) endACC(d *dest, why string) {
 	d.acl = 0
-	c.alarm(Alarm{Number: AlarmACC, Severity: SeverityMinor, Cleared: true, Text: fmt.Sprintf("destination %d: %s", d.pc, why),
+	c.alarm(Alarm{Number: AlarmACC, Severity: SeverityMinor, Cleared: true, Text: fmt.Sprintf("destination %s: %s", c.cfg.PointCodes.Format(d.pc), why),
 		Data: map[string]any{"dpc": uint32(d.pc)}})
 }
 
@@ -535,14 +535,14 @@ func (c *Controller) outOfService(d *dest, reason string) {
 		return
 	}
 	d.oos, d.oosReason = true, reason
-	c.alarm(Alarm{Number: AlarmOutOfService, Severity: SeverityMajor, Text: fmt.Sprintf("destination %d out of service: %s", d.pc, reason),
+	c.alarm(Alarm{Number: AlarmOutOfService, Severity: SeverityMajor, Text: fmt.Sprintf("destination %s out of service: %s", c.cfg.PointCodes.Format(d.pc), reason),
 		Data: map[string]any{"dpc": uint32(d.pc), "reason": reason}})
 }
 
 func (c *Controller) backInService(d *dest, why string) {
 	d.oos = false
 	d.attempts.reset()
-	c.alarm(Alarm{Number: AlarmOutOfService, Severity: SeverityMajor, Cleared: true, Text: fmt.Sprintf("destination %d back in service: %s", d.pc, why),
+	c.alarm(Alarm{Number: AlarmOutOfService, Severity: SeverityMajor, Cleared: true, Text: fmt.Sprintf("destination %s back in service: %s", c.cfg.PointCodes.Format(d.pc), why),
 		Data: map[string]any{"dpc": uint32(d.pc)}})
 }
 
@@ -589,7 +589,7 @@ func (c *Controller) mtpCongestion(d *dest, e mtp.Congestion, now time.Time) {
 		if e.LevelGiven {
 			level = int(e.Level)
 		}
-		c.alarm(Alarm{Number: AlarmNetworkCongestion, Severity: SeverityMajor, Text: fmt.Sprintf("SS7 signaling network congestion towards %d, level %d", d.pc, level),
+		c.alarm(Alarm{Number: AlarmNetworkCongestion, Severity: SeverityMajor, Text: fmt.Sprintf("SS7 signaling network congestion towards %s, level %d", c.cfg.PointCodes.Format(d.pc), level),
 			Data: map[string]any{"dpc": uint32(d.pc), "level": level}})
 	}
 	if now.Before(d.t29Until) {
@@ -606,7 +606,7 @@ func (c *Controller) endMTPCongestion(d *dest) {
 	d.t29Until, d.t30Until = time.Time{}, time.Time{}
 	if d.mtpAlarm {
 		d.mtpAlarm = false
-		c.alarm(Alarm{Number: AlarmNetworkCongestion, Severity: SeverityMajor, Cleared: true, Text: fmt.Sprintf("SS7 signaling network congestion towards %d ended", d.pc),
+		c.alarm(Alarm{Number: AlarmNetworkCongestion, Severity: SeverityMajor, Cleared: true, Text: fmt.Sprintf("SS7 signaling network congestion towards %s ended", c.cfg.PointCodes.Format(d.pc)),
 			Data: map[string]any{"dpc": uint32(d.pc)}})
 	}
 }

@@ -179,7 +179,7 @@ func printCircuits(out io.Writer, list []client.Circuit) {
 		if ci.Call != 0 {
 			call = strconv.FormatUint(ci.Call, 10)
 		}
-		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ci.Group, ci.DPC, ci.CIC, ci.State,
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ci.Group, shownPC(ci.PC, ci.DPC), ci.CIC, ci.State,
 			dash(ci.Local), dash(ci.Remote), dash(ci.Awaiting), call, dash(ci.Direction), inState(ci.InStateMS))
 	}
 	w.Flush()
@@ -196,9 +196,18 @@ func inState(ms int64) string {
 	return d.Round(time.Minute).String()
 }
 
+// shownPC is a point code as the gateway's configuration writes it (the
+// "pc" the gateway sends), or the number from an older gateway.
+func shownPC(text string, dpc uint32) string {
+	if text != "" {
+		return text
+	}
+	return strconv.FormatUint(uint64(dpc), 10)
+}
+
 func groupLine(g client.GroupSummary) string {
-	return fmt.Sprintf("group %s (dpc %d): %d circuits: %d idle, %d outgoing, %d incoming, %d releasing, %d locally blocked, %d remotely blocked, %d awaiting an acknowledgement",
-		g.Group, g.DPC, g.Total, g.Idle, g.Outgoing, g.Incoming, g.Releasing, g.LocallyBlocked, g.RemotelyBlocked, g.Awaiting)
+	return fmt.Sprintf("group %s (dpc %s): %d circuits: %d idle, %d outgoing, %d incoming, %d releasing, %d locally blocked, %d remotely blocked, %d awaiting an acknowledgement",
+		g.Group, shownPC(g.PC, g.DPC), g.Total, g.Idle, g.Outgoing, g.Incoming, g.Releasing, g.LocallyBlocked, g.RemotelyBlocked, g.Awaiting)
 }
 
 func runMaintenance(c *cli.Context, op string) error {

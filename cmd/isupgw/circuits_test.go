@@ -364,7 +364,7 @@ func TestStatusHealthyPairExitsZero(t *testing.T) {
 	}{
 		{[]string{"circuits", "block", "--dpc", "0-0-9", "--cic", "1"}, "no circuit group of the gateway has point code 0-0-9"},
 		{[]string{"circuits", "--dpc", "1-2"}, "not a point code"},
-		{[]string{"trace", "--dpc", "x-1-1"}, "no circuit group"},
+		{[]string{"trace", "--dpc", "x-1-1"}, `"x-1-1" is not a point code`},
 	} {
 		if _, err := a.isupgw(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want %q", c.args, err, c.want)

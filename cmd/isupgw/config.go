@@ -62,8 +62,8 @@ func describeConfig(path string, cfg *config.Config) string {
 			circuits += int(r.Last) - int(r.First) + 1
 		}
 	}
-	return fmt.Sprintf("%s: ok: point code %d, %d circuit groups with %d circuits, %d M3UA peers, transport %s (%s)",
-		path, st.OPC, len(st.Groups), circuits, len(cfg.Gateway.M3UA.Peers), cfg.Transport, cfg.TransportWhy)
+	return fmt.Sprintf("%s: ok: point code %s, %d circuit groups with %d circuits, %d M3UA peers, transport %s (%s)",
+		path, cfg.PointCodes.Format(st.OPC), len(st.Groups), circuits, len(cfg.Gateway.M3UA.Peers), cfg.Transport, cfg.TransportWhy)
 }
 
 func unjoinErrors(err error) []error {

@@ -1,17 +1,21 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/isupgw/isupgw/host/client"
 	"github.com/isupgw/isupgw/loadgen"
+	"github.com/isupgw/isupgw/mtp"
 )
 
 func loadCommand() *cli.Command {
@@ -51,7 +55,7 @@ a random digit (--called 4930XXXXXX).`,
 			&cli.DurationFlag{Name: "hold", Usage: "how long answered calls are held before we release them"},
 			&cli.IntFlag{Name: "concurrency", Usage: "cap on calls up at once; calls due beyond it are skipped and counted (0: no cap)"},
 			&cli.BoolFlag{Name: "cooperative", Usage: "back off on congestion refusals (0x0C, high traffic) as the CSP asks hosts to; calls not placed are skipped and counted"},
-			&cli.StringSliceFlag{Name: "dpc", Usage: "destination point code (repeat or comma-separate for several, used in turn)"},
+			&cli.StringSliceFlag{Name: "dpc", Usage: "destination point code: a number, or 3-8-3 (ITU) / 8-8-8 (ANSI) as the configuration writes it (repeat or comma-separate for several, used in turn)"},
 			&cli.StringSliceFlag{Name: "route", Usage: "destination circuit group by name, instead of --dpc"},
 			&cli.StringFlag{Name: "called", Value: "4930XXXXXX", Usage: "called number pattern (X: sequence digit, ?: random digit)"},
 			&cli.StringFlag{Name: "calling", Usage: "calling number pattern"},
@@ -100,11 +104,14 @@ a random digit (--called 4930XXXXXX).`,
 					Conns: c.Int("conns"), Delay: c.Duration("delay"), NoAlert: c.Bool("no-alert"), Duration: d,
 					Out: c.App.Writer, JSON: c.Bool("json"), Quiet: c.Bool("quiet")})
 			}
-			o, err := loadOptions(c)
+			o, dpcs, err := loadOptions(c)
 			if err != nil {
 				return err
 			}
 			o.Network, o.Address, o.Token = network, addr, token
+			if o.DPCs, err = resolveDPCs(ctx, o, dpcs); err != nil {
+				return err
+			}
 			fin, err := loadgen.Run(ctx, o)
 			if err != nil {
 				return err
@@ -119,12 +126,13 @@ a random digit (--called 4930XXXXXX).`,
 }
 
 // loadOptions turns the flags of the calling side into options.
-func loadOptions(c *cli.Context) (loadgen.Options, error) {
-	o := loadgen.Options{App: c.String("app"), Conns: c.Int("conns"), Hold: c.Duration("hold"), Concurrency: c.Int("concurrency"),
+// The point codes come back as written (dpcs): resolveDPCs turns them into
+// numbers with the gateway's help.
+func loadOptions(c *cli.Context) (o loadgen.Options, dpcs []string, err error) {
+	o = loadgen.Options{App: c.String("app"), Conns: c.Int("conns"), Hold: c.Duration("hold"), Concurrency: c.Int("concurrency"),
 		Cooperative:  c.Bool("cooperative"),
 		ReleaseCause: uint8(c.Uint("cause")), Drain: c.Duration("drain"), LagLimit: c.Duration("lag-limit"),
 		Out: c.App.Writer, JSON: c.Bool("json"), Quiet: c.Bool("quiet")}
-	var err error
 	n := 0
 	for _, f := range []string{"rate", "ramp", "steps"} {
 		if c.IsSet(f) {
@@ -132,12 +140,12 @@ func loadOptions(c *cli.Context) (loadgen.Options, error) {
 		}
 	}
 	if n != 1 {
-		return o, fmt.Errorf("give exactly one of --rate, --ramp and --steps")
+		return o, nil, fmt.Errorf("give exactly one of --rate, --ramp and --steps")
 	}
 	switch {
 	case c.IsSet("rate"):
 		if c.Float64("rate") <= 0 || c.Duration("duration") <= 0 {
-			return o, fmt.Errorf("--rate and --duration must be positive")
+			return o, nil, fmt.Errorf("--rate and --duration must be positive")
 		}
 		o.Schedule = loadgen.Constant(c.Float64("rate"), c.Duration("duration"))
 	case c.IsSet("ramp"):
@@ -146,28 +154,62 @@ func loadOptions(c *cli.Context) (loadgen.Options, error) {
 		o.Schedule, err = loadgen.ParseSteps(c.String("steps"))
 	}
 	if err != nil {
-		return o, err
+		return o, nil, err
 	}
 	if o.Called, err = loadgen.ParsePattern(c.String("called")); err != nil {
-		return o, err
+		return o, nil, err
 	}
 	if o.Calling, err = loadgen.ParsePattern(c.String("calling")); err != nil {
-		return o, err
+		return o, nil, err
 	}
 	for _, s := range c.StringSlice("dpc") {
 		for _, part := range strings.Split(s, ",") {
-			var pc uint32
-			if _, err := fmt.Sscan(strings.TrimSpace(part), &pc); err != nil || pc == 0 {
-				return o, fmt.Errorf("--dpc %q: want a point code number", part)
+			part = strings.TrimSpace(part)
+			_, errITU := mtp.PointCodeFormat{}.Parse(part)
+			_, errANSI := mtp.PointCodeFormat{ANSI: true}.Parse(part)
+			if errITU != nil && errANSI != nil {
+				return o, nil, fmt.Errorf("--dpc %q: want a point code: a number, or 3-8-3 (ITU) / 8-8-8 (ANSI) as the configuration writes it", part)
 			}
-			o.DPCs = append(o.DPCs, pc)
+			dpcs = append(dpcs, part)
 		}
 	}
 	for _, s := range c.StringSlice("route") {
 		o.Routes = append(o.Routes, strings.Split(s, ",")...)
 	}
-	if len(o.DPCs) == 0 && len(o.Routes) == 0 {
-		return o, fmt.Errorf("give a destination: --dpc or --route")
+	if len(dpcs) == 0 && len(o.Routes) == 0 {
+		return o, nil, fmt.Errorf("give a destination: --dpc or --route")
 	}
-	return o, nil
+	return o, dpcs, nil
+}
+
+// resolveDPCs turns the --dpc texts into numbers: a number as it is; a
+// dashed code (3-8-3 or 8-8-8) read against the gateway's circuit groups,
+// whose variants say which structure is meant (one host API connection,
+// made only when a dashed code is given).
+func resolveDPCs(ctx context.Context, o loadgen.Options, texts []string) ([]uint32, error) {
+	var out []uint32
+	var hc *client.Client
+	defer func() {
+		if hc != nil {
+			hc.Close()
+		}
+	}()
+	for _, t := range texts {
+		if v, err := strconv.ParseUint(t, 0, 32); err == nil {
+			out = append(out, uint32(v))
+			continue
+		}
+		if hc == nil {
+			var err error
+			if hc, err = client.Dial(ctx, o.Network, o.Address, client.Config{App: o.App + "-resolve", Token: o.Token}); err != nil {
+				return nil, fmt.Errorf("--dpc %s: asking the gateway which point code it names: %w", t, err)
+			}
+		}
+		pc, err := hc.ResolvePointCode(ctx, client.PointCode(t))
+		if err != nil {
+			return nil, fmt.Errorf("--dpc %s: %w", t, err)
+		}
+		out = append(out, pc)
+	}
+	return out, nil
 }

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/isupgw/isupgw/loadgen"
 )
 
 func TestLoadFlagErrors(t *testing.T) {
@@ -32,5 +35,19 @@ func TestLoadNoGateway(t *testing.T) {
 	err := newApp(strings.NewReader(""), &out, &errb).Run([]string{"isupgw", "load", "--addr", "127.0.0.1:1", "--dpc", "2", "--rate", "10", "--duration", "1s"})
 	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Fatalf("%v", err)
+	}
+}
+
+// `isupgw load --dpc` takes the point code as the configuration writes it:
+// a number as it is, 3-8-3 resolved against the gateway's groups.
+func TestLoadResolvesDashedPointCodes(t *testing.T) {
+	a, _ := startTwo(t)
+	o := loadgen.Options{Network: "tcp", Address: a.api, Token: "secret", App: "load"}
+	got, err := resolveDPCs(context.Background(), o, []string{"2", "0-0-2"})
+	if err != nil || len(got) != 2 || got[0] != 2 || got[1] != 2 {
+		t.Fatalf("resolved %v, %v; want [2 2]", got, err)
+	}
+	if _, err := resolveDPCs(context.Background(), o, []string{"0-0-9"}); err == nil || !strings.Contains(err.Error(), "no circuit group of the gateway has point code 0-0-9") {
+		t.Errorf("an unknown point code: %v", err)
 	}
 }

@@ -219,14 +219,25 @@ func (c *Client) Do(ctx context.Context, req any) (wire.Message, error) {
 	if err != nil {
 		return wire.Message{}, err
 	}
-	select {
-	case m := <-ch:
+	answer := func(m wire.Message) (wire.Message, error) {
 		if m.Type == wire.TypeNak {
 			return m, &Nak{Status: m.Status, Name: m.Name, Detail: m.Detail, Call: m.Call}
 		}
 		return m, nil
+	}
+	select {
+	case m := <-ch:
+		return answer(m)
 	case <-c.done:
-		return wire.Message{}, ErrClosed
+		// The answer may have come just before the connection closed (a
+		// hello refused with 0x0116 is answered, then closed): the reader
+		// delivered it before closing done, and select picks at random.
+		select {
+		case m := <-ch:
+			return answer(m)
+		default:
+			return wire.Message{}, ErrClosed
+		}
 	case <-ctx.Done():
 		return wire.Message{}, ctx.Err()
 	}

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/isupgw/isupgw/host/wire"
+	"github.com/isupgw/isupgw/mtp"
 )
 
 // PointCode is a point code as the CLI takes it: a number ("2"), or as a
@@ -24,6 +24,21 @@ func (p PointCode) MarshalJSON() ([]byte, error) {
 	return []byte(p), nil
 }
 
+// ResolvePointCode turns a written point code (a number, or 3-8-3 / 8-8-8)
+// into its number, asking the gateway for its circuit groups when the text
+// is not a number: their variants say which structure is meant.
+func (c *Client) ResolvePointCode(ctx context.Context, p PointCode) (uint32, error) {
+	r, err := c.resolve(ctx, p)
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.ParseUint(string(r), 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a point code", string(p))
+	}
+	return uint32(v), nil
+}
+
 // resolve turns a written point code into its number, asking the gateway for
 // its groups when the text is not a number.
 func (c *Client) resolve(ctx context.Context, p PointCode) (PointCode, error) {
@@ -33,23 +48,14 @@ func (c *Client) resolve(ctx context.Context, p PointCode) (PointCode, error) {
 	if _, err := strconv.ParseUint(string(p), 10, 32); err == nil {
 		return p, nil
 	}
-	parts := strings.Split(string(p), "-")
-	if len(parts) != 3 {
+	// The text is read both ways; the gateway's groups say which variant
+	// (and so which reading) is meant.
+	itu, errITU := mtp.PointCodeFormat{}.Parse(string(p))
+	ansi, errANSI := mtp.PointCodeFormat{ANSI: true}.Parse(string(p))
+	if errITU != nil && errANSI != nil {
 		return "", fmt.Errorf("%q is not a point code (a number, 3-8-3 for ITU or 8-8-8 for ANSI)", string(p))
 	}
-	pack := func(widths [3]uint) (uint32, bool) {
-		var v uint32
-		for i, s := range parts {
-			x, err := strconv.ParseUint(s, 10, 8)
-			if err != nil || x >= 1<<widths[i] {
-				return 0, false
-			}
-			v = v<<widths[i] | uint32(x)
-		}
-		return v, true
-	}
-	itu, okITU := pack([3]uint{3, 8, 3})
-	ansi, okANSI := pack([3]uint{8, 8, 8})
+	okITU, okANSI := errITU == nil, errANSI == nil
 	msg, err := c.Do(ctx, map[string]any{"type": wire.TypeCircuits, "summary": true})
 	if err != nil {
 		return "", err
@@ -65,7 +71,7 @@ func (c *Client) resolve(ctx context.Context, p PointCode) (PointCode, error) {
 	}
 	found := map[uint32]bool{}
 	for _, g := range page.Groups {
-		if okITU && g.Variant == "itu" && g.DPC == itu || okANSI && g.Variant == "ansi" && g.DPC == ansi {
+		if okITU && g.Variant == "itu" && g.DPC == uint32(itu) || okANSI && g.Variant == "ansi" && g.DPC == uint32(ansi) {
 			found[g.DPC] = true
 		}
 	}
@@ -140,6 +146,7 @@ type CircuitFilter struct {
 type Circuit struct {
 	Group     string `json:"group"`
 	DPC       uint32 `json:"dpc"`
+	PC        string `json:"pc"` // DPC as the gateway's configuration writes it
 	CIC       uint16 `json:"cic"`
 	State     string `json:"state"`
 	Local     string `json:"local,omitempty"`  // maintenance, hardware or both
@@ -154,6 +161,7 @@ type Circuit struct {
 type GroupSummary struct {
 	Group           string `json:"group"`
 	DPC             uint32 `json:"dpc"`
+	PC              string `json:"pc"` // DPC as the gateway's configuration writes it
 	Total           int    `json:"total"`
 	Idle            int    `json:"idle"`
 	Outgoing        int    `json:"outgoing"`

@@ -58,6 +58,7 @@ type Running struct {
 	Config      *config.Config
 	Log         zerolog.Logger
 	mtp3        *mtp3Parts // nil without an mtp3 section
+	watch       *assocWatch
 }
 
 // listenText is the M3UA listen address for the log: a gateway that only
@@ -141,9 +142,10 @@ func Run(ctx context.Context, o Options) error {
 	if capW != nil {
 		m3Opts = append(m3Opts, m3ua.WithCapture(capW))
 	}
+	pcf := cfg.PointCodes
 	sink := func(e stack.Event) {
 		if a, ok := e.(stack.Alarm); ok {
-			logAlarm(log, a)
+			logAlarm(log, a, pcf)
 		}
 		srv.Sink(e)
 	}
@@ -151,12 +153,12 @@ func Run(ctx context.Context, o Options) error {
 	gwOpts := []gateway.Option{}
 	if cfg.MTP3 != nil {
 		if m3, err = buildMTP3(cfg.MTP3, capW, func(name string, adj mtp.PointCode, up bool) {
-			a := linksetAlarm(name, adj, up)
+			a := linksetAlarm(name, adj, up, pcf)
 			ev := log.Warn()
 			if up {
 				ev = log.Info()
 			}
-			ev.Str("part", "mtp3").Str("linkset", name).Uint32("adjacent", uint32(adj)).Msg(a.Text)
+			ev.Str("part", "mtp3").Str("linkset", name).Str("adjacent", pcf.Format(adj)).Msg(a.Text)
 			srv.RaiseAlarm(a)
 		}); err != nil {
 			return err
@@ -170,7 +172,7 @@ func Run(ctx context.Context, o Options) error {
 			if a.Cleared {
 				ev = log.Info()
 			}
-			ev.Str("alarm", fmt.Sprintf("0x%02X", a.Number)).Bool("cleared", a.Cleared).Interface("data", a.Data).Msg(a.Text)
+			ev.Str("alarm", fmt.Sprintf("0x%02X", a.Number)).Bool("cleared", a.Cleared).Interface("data", withPC(a.Data, pcf)).Msg(a.Text)
 			srv.RaiseAlarm(host.Alarm{Number: a.Number, Severity: a.Severity, Cleared: a.Cleared, Text: a.Text, Data: a.Data})
 		}, func(reason string) {
 			select {
@@ -178,7 +180,8 @@ func Run(ctx context.Context, o Options) error {
 			default:
 			}
 		}),
-		gateway.OnMTPEvent(func(ev mtp.Event) { log.Info().Str("part", "mtp").Msg(ev.String()) }),
+		gateway.OnMTPEvent(func(ev mtp.Event) { logMTPEvent(log, ev, pcf) }),
+		gateway.OnIAMRefused(newIAMRefusalLog(log, pcf, nil).refused),
 	)...)
 	if err != nil {
 		return err
@@ -202,10 +205,10 @@ func Run(ctx context.Context, o Options) error {
 	}
 
 	handler, err := metrics.Handler(metrics.Join(metrics.NewCollector(metrics.Sources{
-		Stack: gw.Stack.Stats, M3UA: gw.Endpoint.Stats(), Peers: gw.PeerStates, Control: gw.Control.Snapshot, Host: srv.Metrics,
+		PointCodes: pcf, Stack: gw.Stack.Stats, M3UA: gw.Endpoint.Stats(), Peers: gw.PeerStates, Control: gw.Control.Snapshot, Host: srv.Metrics,
 		Links:      m3.metrics,
 		Redundancy: func() (string, uint64) { r := gw.Redundancy(); return r.Role, r.Changes },
-	}), metrics.NewOpsCollector(opsCollector(gw, srv))), func() any { return statusOf(gw, srv) })
+	}), metrics.NewOpsCollector(opsCollector(gw, srv, pcf))), func() any { return statusOf(gw, srv, pcf) })
 	if err != nil {
 		return err
 	}
@@ -218,8 +221,10 @@ func Run(ctx context.Context, o Options) error {
 	hs := &http.Server{Handler: withProfiles(handler, ln.Addr()), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	run := &Running{Gateway: gw, Host: srv, MetricsAddr: ln.Addr(), Config: cfg, Log: log, mtp3: m3}
-	go run.watchAssociations(ctx, watch, cfg.Gateway.M3UA.Peers)
-	log.Info().Str("config", cfg.Source).Uint32("point_code", uint32(cfg.Gateway.Stack.OPC)).
+	run.watch = watch
+	watch.setPeers(cfg.Gateway.M3UA.Peers)
+	go run.watchAssociations(ctx, watch)
+	log.Info().Str("config", cfg.Source).Str("point_code", pcf.Format(cfg.Gateway.Stack.OPC)).Str("point_code_format", pcf.String()).
 		Str("transport", cfg.Transport.String()).Str("transport_why", cfg.TransportWhy).
 		Str("m3ua", listenText(cfg.Gateway.M3UA.Listen)).Str("host_api", fmt.Sprint(srv.TCPAddr())).Str("metrics", ln.Addr().String()).
 		Msg("isupgw running")
@@ -303,12 +308,16 @@ func (r *Running) reload(path string) {
 	r.Gateway.Stack.Submit(stack.SetTimers{Timers: next.Gateway.Stack.Timers})
 	applied = append(applied, "ISUP timers")
 	old := r.Config
+	m3uaApplied, m3uaRefused := r.reloadM3UA(old, next)
+	applied = append(applied, m3uaApplied...)
+	if m3uaRefused != "" {
+		refused = append(refused, m3uaRefused)
+	}
 	for _, c := range []struct {
 		name string
 		a, b any
 	}{
 		{"point_code / network_indicator / circuit_groups", stackShape(old.Gateway.Stack), stackShape(next.Gateway.Stack)},
-		{"m3ua", old.Gateway.M3UA, next.Gateway.M3UA},
 		{"mtp3", old.MTP3, next.MTP3},
 		{"host_api", hostShape(old.Host), hostShape(next.Host)},
 		{"metrics", old.MetricsAddr, next.MetricsAddr},
@@ -326,7 +335,59 @@ func (r *Running) reload(path string) {
 	ev.Msg("configuration reloaded (sections under not_reloaded need a restart)")
 	cfg := *r.Config
 	cfg.Congestion, cfg.Gateway.Stack.Timers = next.Congestion, next.Gateway.Stack.Timers
+	if len(m3uaApplied) > 0 {
+		cfg.Gateway.M3UA = next.Gateway.M3UA
+	}
 	r.Config = &cfg
+}
+
+// m3uaShape is what of the M3UA section must not change on a reload: all
+// but the addresses the peers we dial are dialled at (a connect address, or
+// its udp_port over SCTP over UDP).
+func m3uaShape(c *config.Config) any {
+	m := c.Gateway.M3UA
+	m.Peers = append([]m3ua.Peer(nil), m.Peers...)
+	for i := range m.Peers {
+		if m.Peers[i].Dial.IsValid() {
+			m.Peers[i].Dial = netip.AddrPortFrom(netip.IPv6Unspecified(), 0) // dialled, somewhere
+		}
+	}
+	return struct {
+		M         m3ua.Config
+		Transport any
+		Liveness  config.Liveness
+		Ports     [2]uint16
+		Local     netip.AddrPort
+	}{m, c.Transport, c.Liveness, c.SCTPPorts, c.M3UALocal}
+}
+
+// reloadM3UA applies changed peer addresses: each moved peer's association
+// is ended and dialled at its new address (m3ua.Endpoint.Redial), the other
+// associations are not touched. Any other change to the section refuses the
+// whole section (the old one stays in force, the refusal is logged): it
+// needs a restart.
+func (r *Running) reloadM3UA(old, next *config.Config) (applied []string, refused string) {
+	if !reflect.DeepEqual(m3uaShape(old), m3uaShape(next)) {
+		r.Log.Error().Str("part", "m3ua").Msg("reload: the m3ua section changed beyond the peers' connect addresses (peers added, removed or renamed, point codes, ASP ids, routing contexts, listen, transport, ports, liveness): m3ua kept as it was; restart to apply")
+		return nil, "m3ua (only the peers' connect addresses and udp_port change live)"
+	}
+	for i, p := range next.Gateway.M3UA.Peers {
+		was := old.Gateway.M3UA.Peers[i].Dial
+		if p.Dial == was {
+			continue
+		}
+		if err := r.Gateway.Endpoint.Redial(p.Name, p.Dial); err != nil {
+			r.Log.Error().Err(err).Str("part", "m3ua").Str("association", p.Name).Msg("reload: the peer's new address was not applied")
+			continue
+		}
+		r.Log.Info().Str("part", "m3ua").Str("association", p.Name).Str("from", was.String()).Str("to", p.Dial.String()).
+			Msg("reload: peer address changed: its association restarts at the new address")
+		applied = append(applied, "m3ua peer "+p.Name+" address")
+		if r.watch != nil {
+			r.watch.moved(p)
+		}
+	}
+	return applied, ""
 }
 
 func stackShape(s stack.Config) stack.Config {
@@ -397,12 +458,12 @@ func (r *Running) drain(ctx context.Context, timeout time.Duration, sigs <-chan 
 	}
 }
 
-func logAlarm(log zerolog.Logger, a stack.Alarm) {
+func logAlarm(log zerolog.Logger, a stack.Alarm, pcf mtp.PointCodeFormat) {
 	ev := log.Warn()
 	if a.Cleared {
 		ev = log.Info()
 	}
-	ev.Str("part", "isup").Str("alarm", fmt.Sprintf("0x%02X", host.AlarmNumber(a))).Uint32("pc", uint32(a.PC)).Uint16("cic", a.CIC).Uint8("kind", uint8(a.Kind)).Bool("cleared", a.Cleared).Msg(a.Text)
+	ev.Str("part", "isup").Str("alarm", fmt.Sprintf("0x%02X", host.AlarmNumber(a))).Str("pc", pcf.Format(a.PC)).Uint16("cic", a.CIC).Uint8("kind", uint8(a.Kind)).Bool("cleared", a.Cleared).Msg(a.Text)
 }
 
 // logTimeFormat gives every log line a millisecond timestamp (zerolog's

@@ -16,6 +16,9 @@ import (
 	"github.com/isupgw/isupgw/host"
 	"github.com/isupgw/isupgw/host/wire"
 	"github.com/isupgw/isupgw/internal/metrics"
+	"github.com/isupgw/isupgw/internal/ratelog"
+	"github.com/isupgw/isupgw/isup/stack"
+	"github.com/isupgw/isupgw/mtp"
 	"github.com/isupgw/isupgw/mtp/m3ua"
 )
 
@@ -34,10 +37,10 @@ type AlarmStatus struct {
 }
 
 // statusOf assembles /status.
-func statusOf(gw *gateway.Gateway, srv *host.Server) Status {
+func statusOf(gw *gateway.Gateway, srv *host.Server, pcf mtp.PointCodeFormat) Status {
 	st := Status{Status: gw.Status(), Alarms: []AlarmStatus{}}
 	for _, a := range srv.ActiveAlarms() {
-		st.Alarms = append(st.Alarms, AlarmStatus{Number: fmt.Sprintf("0x%02X", a.Number), Severity: a.Severity, Text: a.Text, Data: a.Data})
+		st.Alarms = append(st.Alarms, AlarmStatus{Number: fmt.Sprintf("0x%02X", a.Number), Severity: a.Severity, Text: a.Text, Data: withPC(a.Data, pcf)})
 	}
 	sort.Slice(st.Alarms, func(i, j int) bool {
 		a, b := st.Alarms[i], st.Alarms[j]
@@ -66,15 +69,97 @@ func DownAssociations(st Status) []string {
 	return out
 }
 
+// dataPC is an alarm's point code ("dpc" in its data: hosts get the number).
+func dataPC(data map[string]any) (mtp.PointCode, bool) {
+	switch v := data["dpc"].(type) {
+	case uint32:
+		return mtp.PointCode(v), true
+	case mtp.PointCode:
+		return v, true
+	case int:
+		return mtp.PointCode(v), v >= 0
+	}
+	return 0, false
+}
+
+// withPC adds "pc", the alarm's point code as the configuration writes it,
+// beside the numeric "dpc" (for /status and the log; data is not changed).
+func withPC(data map[string]any, pcf mtp.PointCodeFormat) map[string]any {
+	pc, ok := dataPC(data)
+	if !ok {
+		return data
+	}
+	out := make(map[string]any, len(data)+1)
+	for k, v := range data {
+		out[k] = v
+	}
+	out["pc"] = pcf.Format(pc)
+	return out
+}
+
+// logMTPEvent logs an MTP status indication, with its point code as the
+// configuration writes it.
+func logMTPEvent(log zerolog.Logger, ev mtp.Event, pcf mtp.PointCodeFormat) {
+	var pc mtp.PointCode
+	switch e := ev.(type) {
+	case mtp.Pause:
+		pc = e.PC
+	case mtp.Resume:
+		pc = e.PC
+	case mtp.Restricted:
+		pc = e.PC
+	case mtp.Congestion:
+		pc = e.PC
+	case mtp.UserPartUnavailable:
+		pc = e.PC
+	}
+	l := log.Info().Str("part", "mtp")
+	if pc != 0 {
+		l = l.Str("pc", pcf.Format(pc))
+	}
+	l.Msg(mtp.EventText(ev, pcf))
+}
+
+// iamRefusalLog logs the incoming IAMs refused (issue 17): at most one line
+// a second per reason, at warn, with the count of those left out since the
+// reason's previous line, so that an overload shedding thousands a second
+// shows in the log without flooding it.
+type iamRefusalLog struct {
+	log   zerolog.Logger
+	pcf   mtp.PointCodeFormat
+	limit *ratelog.Limiter
+}
+
+func newIAMRefusalLog(log zerolog.Logger, pcf mtp.PointCodeFormat, now func() time.Time) *iamRefusalLog {
+	return &iamRefusalLog{log: log, pcf: pcf, limit: ratelog.New(time.Second, now)}
+}
+
+// refused is gateway.OnIAMRefused's hook: cheap when limited (a lock and a
+// map look-up), safe from the stack's loop and the inbound pump at once.
+func (l *iamRefusalLog) refused(r stack.RefusedIAM) {
+	n, ok := l.limit.Allow(r.Reason)
+	if !ok {
+		return
+	}
+	ev := l.log.Warn().Str("part", "isup").Str("opc", l.pcf.Format(r.OPC)).Uint16("cic", r.CIC)
+	if r.Cause != 0 {
+		ev = ev.Uint8("cause", r.Cause)
+	}
+	ev.Str("reason", r.Reason).Uint64("suppressed", n).Msg("incoming IAM refused")
+}
+
 // opsCollector gives the operator metrics their sources.
-func opsCollector(gw *gateway.Gateway, srv *host.Server) metrics.OpsSources {
+func opsCollector(gw *gateway.Gateway, srv *host.Server, pcf mtp.PointCodeFormat) metrics.OpsSources {
 	return metrics.OpsSources{
-		Stack: gw.Stack.Stats,
+		PointCodes: pcf,
+		Stack:      gw.Stack.Stats,
 		Alarms: func() []metrics.ActiveAlarm {
 			var out []metrics.ActiveAlarm
 			for _, a := range srv.ActiveAlarms() {
 				dpc := ""
-				if v, ok := a.Data["dpc"]; ok {
+				if pc, ok := dataPC(a.Data); ok {
+					dpc = pcf.Format(pc)
+				} else if v, ok := a.Data["dpc"]; ok {
 					dpc = fmt.Sprint(v)
 				}
 				out = append(out, metrics.ActiveAlarm{Number: a.Number, DPC: dpc})
@@ -105,14 +190,43 @@ var (
 type assocWatch struct {
 	grace, warnEvery, poll time.Duration
 	mu                     sync.Mutex
+	peers                  []m3ua.Peer       // the configured ones (a reload may move one)
 	lastErr                map[string]string // peer -> last dial error, from the M3UA log
 	since                  map[string]time.Time
 	warned                 map[string]time.Time
 	alarmed                map[string]bool
+	movedAlarm             map[string]bool // alarmed, and the address changed since
 }
 
 func newAssocWatch() *assocWatch {
-	return &assocWatch{grace: associationGrace, warnEvery: associationWarnEvery, poll: associationPoll, lastErr: map[string]string{}, since: map[string]time.Time{}, warned: map[string]time.Time{}, alarmed: map[string]bool{}}
+	return &assocWatch{grace: associationGrace, warnEvery: associationWarnEvery, poll: associationPoll, lastErr: map[string]string{}, since: map[string]time.Time{}, warned: map[string]time.Time{}, alarmed: map[string]bool{}, movedAlarm: map[string]bool{}}
+}
+
+// setPeers gives the watcher the configured associations.
+func (w *assocWatch) setPeers(peers []m3ua.Peer) {
+	w.mu.Lock()
+	w.peers = append([]m3ua.Peer(nil), peers...)
+	w.mu.Unlock()
+}
+
+// moved notes a peer's new address (a reload): the old address's failure
+// is forgotten, and if the alarm is up it is raised again with the new
+// address once the association is still not up (the down time goes on).
+func (w *assocWatch) moved(p m3ua.Peer) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	peers := append([]m3ua.Peer(nil), w.peers...) // check may be reading the old slice
+	for i := range peers {
+		if peers[i].Name == p.Name {
+			peers[i] = p
+		}
+	}
+	w.peers = peers
+	delete(w.lastErr, p.Name)
+	delete(w.warned, p.Name)
+	if w.alarmed[p.Name] {
+		w.movedAlarm[p.Name] = true // raise it again, with the new address
+	}
 }
 
 func (w *assocWatch) dialFailed(peer, reason string) {
@@ -129,7 +243,10 @@ func peerAddress(p m3ua.Peer) string {
 }
 
 // check looks at every configured association once.
-func (w *assocWatch) check(now time.Time, r *Running, peers []m3ua.Peer) {
+func (w *assocWatch) check(now time.Time, r *Running) {
+	w.mu.Lock()
+	peers := w.peers
+	w.mu.Unlock()
 	for _, p := range peers {
 		state := "down"
 		if a := r.Gateway.Endpoint.Peer(p.Name); a != nil {
@@ -143,6 +260,7 @@ func (w *assocWatch) check(now time.Time, r *Running, peers []m3ua.Peer) {
 			delete(w.alarmed, p.Name)
 			delete(w.warned, p.Name)
 			delete(w.lastErr, p.Name)
+			delete(w.movedAlarm, p.Name)
 			w.mu.Unlock()
 			if wasAlarmed {
 				r.Log.Info().Str("part", "m3ua").Str("association", p.Name).Str("address", peerAddress(p)).Msg("association up: alarm 0x1B cleared")
@@ -165,8 +283,9 @@ func (w *assocWatch) check(now time.Time, r *Running, peers []m3ua.Peer) {
 				reason = "the peer has not connected (ASP state " + state + ")"
 			}
 		}
-		raise := !w.alarmed[p.Name]
+		raise := !w.alarmed[p.Name] || w.movedAlarm[p.Name]
 		w.alarmed[p.Name] = true
+		delete(w.movedAlarm, p.Name)
 		warn := now.Sub(w.warned[p.Name]) >= w.warnEvery
 		if warn {
 			w.warned[p.Name] = now
@@ -184,10 +303,10 @@ func (w *assocWatch) check(now time.Time, r *Running, peers []m3ua.Peer) {
 	}
 }
 
-// watchAssociations runs check until ctx ends.
-// The peers are given once: the M3UA section is not reloaded, and SIGHUP
-// replaces r.Config on the signal loop, which this goroutine must not read.
-func (r *Running) watchAssociations(ctx context.Context, w *assocWatch, peers []m3ua.Peer) {
+// watchAssociations runs check until ctx ends. The peers are the watcher's
+// (setPeers, moved): SIGHUP replaces r.Config on the signal loop, which this
+// goroutine must not read.
+func (r *Running) watchAssociations(ctx context.Context, w *assocWatch) {
 	t := time.NewTicker(w.poll)
 	defer t.Stop()
 	for {
@@ -195,7 +314,7 @@ func (r *Running) watchAssociations(ctx context.Context, w *assocWatch, peers []
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			w.check(now, r, peers)
+			w.check(now, r)
 		}
 	}
 }

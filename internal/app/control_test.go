@@ -16,6 +16,7 @@ import (
 	"github.com/isupgw/isupgw/host/client"
 	"github.com/isupgw/isupgw/host/wire"
 	"github.com/isupgw/isupgw/isup/stack"
+	"github.com/isupgw/isupgw/mtp"
 )
 
 func metricsText(t *testing.T, p *proc) string {
@@ -34,8 +35,9 @@ func metricsText(t *testing.T, p *proc) string {
 
 // An association that does not come up is logged at warn with its address and
 // reason and raises alarm 0x1B, visible in /status, the metrics and to hosts;
-// once the peer is there the alarm clears. (The M3UA section is not reloaded
-// by SIGHUP, so the fix here is the peer appearing at the configured address.)
+// once the peer is there the alarm clears. (Here the fix is the peer
+// appearing at the configured address; ops_test.go fixes a wrong address
+// with a reload.)
 func TestAssociationDownWarnsAndAlarmsUntilUp(t *testing.T) {
 	grace, every, poll := associationGrace, associationWarnEvery, associationPoll
 	associationGrace, associationWarnEvery, associationPoll = 300*time.Millisecond, time.Hour, 50*time.Millisecond
@@ -130,7 +132,7 @@ func startLogged(t *testing.T, ctx context.Context, yaml string, log io.Writer) 
 
 func TestAlarmLogsWriteTheNumberInHex(t *testing.T) {
 	var b bytes.Buffer
-	logAlarm(zerolog.New(&b), stack.Alarm{Kind: stack.AlarmDestinationUnavailable, PC: 2, Text: "MTP pause"})
+	logAlarm(zerolog.New(&b), stack.Alarm{Kind: stack.AlarmDestinationUnavailable, PC: 2, Text: "MTP pause"}, mtp.PointCodeFormat{})
 	if !strings.Contains(b.String(), `"alarm":"0x17"`) {
 		t.Fatalf("log line %s lacks the alarm number in hex", b.String())
 	}

@@ -86,10 +86,10 @@ func buildMTP3(p *config.MTP3Plan, capW *capture.Writer, onLinkset func(name str
 // has no link left, and cleared when traffic restarts on it.
 const AlarmLinkset uint16 = 0x0F
 
-func linksetAlarm(name string, adj mtp.PointCode, up bool) host.Alarm {
-	text := fmt.Sprintf("SS7 linkset %s to %d unavailable: no signalling link in service", name, adj)
+func linksetAlarm(name string, adj mtp.PointCode, up bool, pcf mtp.PointCodeFormat) host.Alarm {
+	text := fmt.Sprintf("SS7 linkset %s to %s unavailable: no signalling link in service", name, pcf.Format(adj))
 	if up {
-		text = fmt.Sprintf("SS7 linkset %s to %d restored", name, adj)
+		text = fmt.Sprintf("SS7 linkset %s to %s restored", name, pcf.Format(adj))
 	}
 	return host.Alarm{Number: AlarmLinkset, Severity: 3, Cleared: up, Text: text,
 		Data: map[string]any{"dpc": uint32(adj), "linkset": name}}

@@ -36,9 +36,18 @@ func FetchStatus(addr string) (gateway.Status, []byte, error) {
 	return st, body, nil
 }
 
+// pcText is a point code as the gateway's configuration writes it, or the
+// number from an older gateway's status.
+func pcText(text string, pc uint32) string {
+	if text != "" {
+		return text
+	}
+	return fmt.Sprint(pc)
+}
+
 // PrintStatus prints a gateway status as the tables of `isupgw status`.
 func PrintStatus(w io.Writer, st gateway.Status) {
-	fmt.Fprintf(w, "isupgw point code %d, up %s, %d calls\n", st.PointCode, st.Uptime, st.Calls)
+	fmt.Fprintf(w, "isupgw point code %s, up %s, %d calls\n", pcText(st.PC, uint32(st.PointCode)), st.Uptime, st.Calls)
 	if r := st.Redundancy; r != nil {
 		fmt.Fprintf(w, "redundancy: %s since %s (%d role changes, %d takeovers)\n", strings.ToUpper(r.Role),
 			r.Since.UTC().Format(time.RFC3339), r.Changes, r.Takeovers)
@@ -62,7 +71,7 @@ func PrintStatus(w io.Writer, st gateway.Status) {
 		if d.Violation != "" {
 			viol = d.Violation
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%v\t%d\t%d\t%.0f%%\t%s\t%s\n", d.Name, d.PointCode, d.Available, d.Calls, d.ACL, 100*d.MTPAdmit, oos, viol)
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%d\t%d\t%.0f%%\t%s\t%s\n", d.Name, pcText(d.PC, d.PointCode), d.Available, d.Calls, d.ACL, 100*d.MTPAdmit, oos, viol)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

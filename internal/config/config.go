@@ -316,6 +316,15 @@ type Config struct {
 	// MTP3 is the own MTP3 node on signalling links (nil without an mtp3
 	// section).
 	MTP3 *MTP3Plan
+	// PointCodes is how point codes are shown and read: as the top-level
+	// point_code is written (a number, 3-8-3 or 8-8-8). The stack, congestion
+	// control and the host API carry it in their configurations too.
+	PointCodes mtp.PointCodeFormat
+	// SCTPPorts are the SCTP ports inside UDP (local, peers'), set with the
+	// udp transport, and M3UALocal is m3ua.local: a reload compares them,
+	// they cannot change live.
+	SCTPPorts [2]uint16
+	M3UALocal netip.AddrPort
 }
 
 // TokenEnv is the environment variable that, when set, gives the host API
@@ -559,13 +568,16 @@ func (v *validator) build(f *File) *Config {
 	}
 	ansi := variant == isup.ANSI
 	own := v.pointCode("point_code", f.PointCode, ansi, true)
+	// Point codes are shown as the top-level point_code is written.
+	pcf := mtp.PointCodeFormat{Dashed: f.PointCode.dashed(), ANSI: ansi}
+	cfg.PointCodes = pcf
 	ni := uint8(2) // national
 	if f.NetworkIndicator.set {
 		ni = f.NetworkIndicator.v
 	}
 
 	// Circuit groups.
-	st := stack.Config{OPC: own, NI: ni, ResetOnStart: true, ResetOnResume: f.ResetOnResume, StateFile: f.StateFile,
+	st := stack.Config{OPC: own, NI: ni, PointCodes: pcf, ResetOnStart: true, ResetOnResume: f.ResetOnResume, StateFile: f.StateFile,
 		Timers: stack.Timers{T1: time.Duration(f.Timers.T1), T2: time.Duration(f.Timers.T2), T3: time.Duration(f.Timers.T3),
 			T4: time.Duration(f.Timers.T4), T5: time.Duration(f.Timers.T5), T6: time.Duration(f.Timers.T6), T7: time.Duration(f.Timers.T7),
 			T8: time.Duration(f.Timers.T8), T9: time.Duration(f.Timers.T9), T12: time.Duration(f.Timers.T12), T13: time.Duration(f.Timers.T13),
@@ -595,10 +607,10 @@ func (v *validator) build(f *File) *Config {
 		}
 		names[g.Name] = true
 		if dpc != 0 && dpc == own {
-			v.fail(path+".point_code", "%d is our own point code", dpc)
+			v.fail(path+".point_code", "%s is our own point code", pcf.Format(dpc))
 		}
 		if prev, dup := pcs[dpc]; dup && dpc != 0 {
-			v.fail(path+".point_code", "%d already has circuit group %q (one group per adjacent exchange)", dpc, prev)
+			v.fail(path+".point_code", "%s already has circuit group %q (one group per adjacent exchange)", pcf.Format(dpc), prev)
 		}
 		pcs[dpc] = g.Name
 		if len(g.CICs) == 0 {
@@ -693,7 +705,7 @@ func (v *validator) build(f *File) *Config {
 	}
 	for i, g := range st.Groups {
 		if g.DPC != 0 && !routed[g.DPC] && !anyDefault && !cfg.MTP3.routes(g.DPC) {
-			v.fail(fmt.Sprintf("circuit_groups[%d].point_code", i), "no m3ua peer routes point code %d (add it to a peer's point_codes, mark a peer default_route, or route it through an mtp3 linkset)", g.DPC)
+			v.fail(fmt.Sprintf("circuit_groups[%d].point_code", i), "no m3ua peer routes point code %s (add it to a peer's point_codes, mark a peer default_route, or route it through an mtp3 linkset)", pcf.Format(g.DPC))
 		}
 	}
 	v.encapsulate(f, &m, cfg)
@@ -742,6 +754,7 @@ func (v *validator) build(f *File) *Config {
 			v.fail("congestion", "%v", e)
 		}
 	}
+	sc.PointCodes = pcf
 	cfg.Congestion = sc
 	cfg.DumpDir = f.CodeYellow.DumpDir
 	if cfg.DumpDir == "" {
@@ -778,6 +791,7 @@ func (v *validator) build(f *File) *Config {
 		}
 		h.Rules = append(h.Rules, host.Rule{Prefix: r.Prefix, OPC: v.pointCode(path+".point_code", r.PointCode, ansi, false), Route: r.Route, App: r.App})
 	}
+	h.PointCodes = pcf
 	cfg.Host = h
 
 	cfg.MetricsAddr = f.Metrics
@@ -818,6 +832,7 @@ func (v *validator) encapsulate(f *File, m *m3ua.Config, cfg *Config) {
 	if f.M3UA.Local != nil {
 		local = netipAddrPort(*f.M3UA.Local)
 	}
+	cfg.M3UALocal = local
 	if kind != transport.KindUDP {
 		if local.IsValid() {
 			cfg.M3UAOptions = append(cfg.M3UAOptions, m3ua.WithTransportOptions(transport.WithLocalAddr(local)))
@@ -862,6 +877,7 @@ func (v *validator) encapsulate(f *File, m *m3ua.Config, cfg *Config) {
 	if peerSCTP == 0 {
 		peerSCTP = 2905
 	}
+	cfg.SCTPPorts = [2]uint16{localSCTP, peerSCTP}
 	cfg.M3UAOptions = append(cfg.M3UAOptions, m3ua.WithTransportOptions(transport.WithSCTPPorts(localSCTP, peerSCTP)))
 }
 

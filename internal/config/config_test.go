@@ -96,6 +96,10 @@ func TestFullConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, m := cfg.Gateway.Stack, cfg.Gateway.M3UA
+	// Written 3-8-3: every part shows and reads point codes so.
+	if want := (mtp.PointCodeFormat{Dashed: true}); cfg.PointCodes != want || s.PointCodes != want || cfg.Host.PointCodes != want || cfg.Congestion.PointCodes != want {
+		t.Errorf("point code format %+v (stack %+v, host %+v, congestion %+v), want 3-8-3", cfg.PointCodes, s.PointCodes, cfg.Host.PointCodes, cfg.Congestion.PointCodes)
+	}
 	if s.OPC != 2<<11|100<<3|3 || s.NI != 0 || s.ResetOnStart || s.StateFile != "/tmp/state.json" {
 		t.Fatalf("stack %+v", s)
 	}

@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/isupgw/isupgw/isup/stack"
+	"github.com/isupgw/isupgw/mtp"
 )
 
 // errAt is an error at a node's line. It is a *yaml.TypeError so that the
@@ -71,39 +72,16 @@ func (p *PointCode) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// resolve turns the text into a point code of the variant.
+// resolve turns the text into a point code of the variant (the one parser,
+// mtp.PointCodeFormat.Parse, that the host API and the CLI use too).
 func (p PointCode) resolve(ansi bool) (uint32, error) {
-	if v, err := strconv.ParseUint(p.Raw, 0, 32); err == nil {
-		limit := uint64(1<<14 - 1)
-		if ansi {
-			limit = 1<<24 - 1
-		}
-		if v == 0 || v > limit {
-			return 0, fmt.Errorf("point code %d is out of range (want 1-%d)", v, limit)
-		}
-		return uint32(v), nil
-	}
-	parts := strings.Split(p.Raw, "-")
-	if len(parts) != 3 {
-		return 0, fmt.Errorf("%q is not a point code (want a number, or zone-area-id like 2-100-3 for ITU, network-cluster-member like 1-2-3 for ANSI)", p.Raw)
-	}
-	widths := [3]uint{3, 8, 3}
-	if ansi {
-		widths = [3]uint{8, 8, 8}
-	}
-	var v uint32
-	for i, part := range parts {
-		x, err := strconv.ParseUint(part, 10, 8)
-		if err != nil || x >= 1<<widths[i] {
-			return 0, fmt.Errorf("%q: part %q does not fit %d bits", p.Raw, part, widths[i])
-		}
-		v = v<<widths[i] | uint32(x)
-	}
-	if v == 0 {
-		return 0, fmt.Errorf("point code 0 is not allowed")
-	}
-	return v, nil
+	pc, err := mtp.PointCodeFormat{ANSI: ansi}.Parse(p.Raw)
+	return uint32(pc), err
 }
+
+// dashed reports whether the text is written zone-area-id or
+// network-cluster-member rather than as a number.
+func (p PointCode) dashed() bool { return strings.Contains(p.Raw, "-") }
 
 // AddrPort is "host:port" with a literal IP.
 type AddrPort netip.AddrPort

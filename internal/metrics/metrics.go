@@ -5,6 +5,7 @@
 package metrics
 
 import (
+	"github.com/isupgw/isupgw/mtp"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,11 +19,14 @@ import (
 
 // Sources are where the collector reads from; nil ones are left out.
 type Sources struct {
-	Stack   func() stack.Snapshot
-	M3UA    *m3ua.Stats
-	Peers   func() map[string]string // association name -> ASP state
-	Control func() sprc.Stats
-	Host    func() host.MetricsSnapshot
+	// PointCodes writes the dpc labels (the configuration's format; zero:
+	// numbers).
+	PointCodes mtp.PointCodeFormat
+	Stack      func() stack.Snapshot
+	M3UA       *m3ua.Stats
+	Peers      func() map[string]string // association name -> ASP state
+	Control    func() sprc.Stats
+	Host       func() host.MetricsSnapshot
 	// Links are the own MTP3's signalling links (mtp3 section).
 	Links func() []Link
 	// Redundancy is the role in an active/standby pair and its change count.
@@ -217,7 +221,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		gauge("isupgw_sprc_code_yellow", b2f(s.CodeYellow))
 		gauge("isupgw_sprc_throttling_sample_activity", float64(s.ThrottlingSampleActivity))
 		for _, d := range s.Destinations {
-			pc := strconv.FormatUint(uint64(d.PC), 10)
+			pc := c.src.PointCodes.Format(d.PC)
 			gauge("isupgw_sprc_destination_acl", float64(d.ACL), pc)
 			gauge("isupgw_sprc_destination_mtp_admit_ratio", d.MTPAdmit, pc)
 			gauge("isupgw_sprc_destination_out_of_service", b2f(d.OutOfService), pc)

@@ -3,16 +3,19 @@ package metrics
 import (
 	"fmt"
 	"runtime/debug"
-	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/isupgw/isupgw/isup/stack"
+	"github.com/isupgw/isupgw/mtp"
 )
 
 // OpsSources feed the operator metrics: alarms, per-group circuits,
 // destinations and the build. Nil ones are left out.
 type OpsSources struct {
+	// PointCodes writes the dpc labels (the configuration's format; zero:
+	// numbers).
+	PointCodes   mtp.PointCodeFormat
 	Stack        func() stack.Snapshot
 	Alarms       func() []ActiveAlarm
 	Destinations func() []Destination
@@ -111,7 +114,7 @@ func (c *opsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if c.src.Stack != nil {
 		for _, g := range c.src.Stack().Groups {
-			dpc := strconv.FormatUint(uint64(g.DPC), 10)
+			dpc := c.src.PointCodes.Format(mtp.PointCode(g.DPC))
 			for i, v := range []int{g.Idle, g.Outgoing, g.Incoming, g.Releasing, g.LocallyBlocked, g.RemBlocked, g.Awaiting} {
 				gauge("isupgw_group_circuits", float64(v), g.Group, dpc, GroupStates[i])
 			}
@@ -119,7 +122,7 @@ func (c *opsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if c.src.Destinations != nil {
 		for _, d := range c.src.Destinations() {
-			dpc := strconv.FormatUint(uint64(d.DPC), 10)
+			dpc := c.src.PointCodes.Format(mtp.PointCode(d.DPC))
 			gauge("isupgw_destination_available", b2f(d.Available), d.Group, dpc)
 			gauge("isupgw_destination_congestion_level", float64(d.Congestion), d.Group, dpc)
 		}

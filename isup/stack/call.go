@@ -164,7 +164,7 @@ func (c *core) destination(r Outseize) (int, Status, string) {
 	}
 	p, ok := c.peerByPC[r.DPC]
 	if !ok {
-		return 0, StatusUnknownDestination, "no circuit group towards that point code"
+		return 0, StatusUnknownDestination, "no circuit group towards point code " + c.cfg.PointCodes.Format(r.DPC)
 	}
 	return p, StatusOK, ""
 }
@@ -291,22 +291,31 @@ func (c *core) onIAM(p int, ci int32, m *isup.InitialAddress) {
 		cc.block &^= blkRemoteMaint
 	}
 	if cc.block&(blkLocalMaint|blkLocalHW) != 0 && m.CallingPartyCategory != isup.CategoryTest {
-		// They should not seize a circuit we blocked: remind them, drop the IAM.
+		// They should not seize a circuit we blocked: remind them, drop the
+		// IAM (Q.764 §2.8.2.3: a non-test call on a locally blocked circuit).
 		c.send(p, &isup.Simple{Kind: isup.BLO, Circuit: isup.Circuit{CIC: cc.cic}})
 		c.stats.Unexpected++
+		c.refusedIAM(p, ci, 0, reasonBlockedLocally)
 		return
 	}
-	if cc.block&blkRemoteHW != 0 || pr.group.Direction == OutgoingOnly || cc.pend&(pendRSC|pendGRS) != 0 {
-		c.rejectIAM(p, ci, isup.CauseCircuitNotAvailable)
+	switch {
+	case cc.block&blkRemoteHW != 0:
+		c.rejectIAM(p, ci, isup.CauseCircuitNotAvailable, "circuit hardware-blocked by the far end")
+		return
+	case pr.group.Direction == OutgoingOnly:
+		c.rejectIAM(p, ci, isup.CauseCircuitNotAvailable, "circuit group "+pr.group.Name+" is outgoing only")
+		return
+	case cc.pend&(pendRSC|pendGRS) != 0:
+		c.rejectIAM(p, ci, isup.CauseCircuitNotAvailable, "circuit reset in progress")
 		return
 	}
 	if c.draining {
-		c.rejectIAM(p, ci, isup.CauseTemporaryFailure)
+		c.rejectIAM(p, ci, isup.CauseTemporaryFailure, "gateway stopping (draining)")
 		return
 	}
 	if h := c.hooks.AdmitIncoming; h != nil && !h(pr.group.DPC) {
 		c.stats.Shed++
-		c.rejectIAM(p, ci, isup.CauseSwitchingCongestion)
+		c.rejectIAM(p, ci, isup.CauseSwitchingCongestion, "inbound congestion or Code Yellow")
 		return
 	}
 	cl := c.newCall(ci, false, nil)
@@ -321,8 +330,10 @@ func (c *core) onIAM(p int, ci int32, m *isup.InitialAddress) {
 	c.offer(p, cl)
 }
 
-// rejectIAM releases an incoming seizure before any call exists for a host.
-func (c *core) rejectIAM(p int, ci int32, cause uint8) {
+// rejectIAM releases an incoming seizure before any call exists for a host;
+// reason is for the operator's log.
+func (c *core) rejectIAM(p int, ci int32, cause uint8, reason string) {
+	c.refusedIAM(p, ci, cause, reason)
 	cc := &c.circuits[ci]
 	cc.state = csIncoming
 	c.newEpoch(ci)

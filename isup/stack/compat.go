@@ -170,6 +170,6 @@ func (c *core) releaseForCompat(p int, ci int32, m isup.Message, cause uint8, di
 		return
 	}
 	if _, isIAM := m.(*isup.InitialAddress); isIAM && cc.state == csIdle {
-		c.rejectIAM(p, ci, cause)
+		c.rejectIAM(p, ci, cause, "incompatible IAM (Q.764 §2.9.5 compatibility procedure)")
 	}
 }

@@ -104,6 +104,9 @@ type Config struct {
 	AwaitResume bool
 	// StateFile keeps locally blocked circuits across restarts ("" = none).
 	StateFile string
+	// PointCodes is how point codes are written in texts, alarms and trace
+	// lines (the configuration's format; zero: numbers).
+	PointCodes mtp.PointCodeFormat
 }
 
 // Validate checks the configuration and returns every problem found.
@@ -121,10 +124,10 @@ func (c Config) Validate() error {
 			names[g.Name] = true
 		}
 		if g.DPC == c.OPC {
-			errs = append(errs, fmt.Errorf("%s: DPC %d is our own point code", where, g.DPC))
+			errs = append(errs, fmt.Errorf("%s: DPC %s is our own point code", where, c.PointCodes.Format(g.DPC)))
 		}
 		if pcs[g.DPC] {
-			errs = append(errs, fmt.Errorf("%s: a second group for DPC %d (one group per adjacent exchange)", where, g.DPC))
+			errs = append(errs, fmt.Errorf("%s: a second group for DPC %s (one group per adjacent exchange)", where, c.PointCodes.Format(g.DPC)))
 		}
 		pcs[g.DPC] = true
 		if len(g.CICs) == 0 {

@@ -116,6 +116,28 @@ type core struct {
 	stamps stamps
 	// trace is nil while no trace runs (trace.go); traceRef keeps the tracer.
 	trace, traceRef *tracer
+	// iamRefused hears every incoming IAM refused (WithIAMRefused).
+	iamRefused func(RefusedIAM)
+}
+
+// RefusedIAM is an incoming IAM the stack did not offer to a host: released
+// at once (Cause set) or, on a circuit we blocked, discarded (Cause 0).
+type RefusedIAM struct {
+	OPC    mtp.PointCode
+	CIC    uint16
+	Cause  uint8
+	Reason string
+}
+
+// reasonBlockedLocally: a non-test IAM on a circuit we blocked is discarded
+// and our blocking announced again (Q.764 §2.8.2.3).
+const reasonBlockedLocally = "circuit blocked locally: IAM discarded, blocking sent again"
+
+// refusedIAM tells the WithIAMRefused hook.
+func (c *core) refusedIAM(p int, ci int32, cause uint8, reason string) {
+	if f := c.iamRefused; f != nil {
+		f(RefusedIAM{OPC: c.peers[p].group.DPC, CIC: c.circuits[ci].cic, Cause: cause, Reason: reason})
+	}
 }
 
 func newCore(cfg Config, now time.Time, out func(mtp.Label, []byte), emit func(Event)) *core {

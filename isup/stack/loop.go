@@ -88,6 +88,10 @@ func WithQueueSize(n int) Option {
 	}
 }
 
+// WithIAMRefused makes f hear every incoming IAM refused, and why (for the
+// operator's log). f runs on the stack's loop: it must not block.
+func WithIAMRefused(f func(RefusedIAM)) Option { return func(s *Stack) { s.core.iamRefused = f } }
+
 // WithHooks lets congestion control admit calls and set the REL's ACL.
 func WithHooks(h Hooks) Option { return func(s *Stack) { s.core.hooks = h } }
 

@@ -46,12 +46,12 @@ func (c *core) applyState(st savedState) error {
 	for _, b := range st.Blocked {
 		p, ok := c.peerByPC[b.DPC]
 		if !ok {
-			errs = append(errs, fmt.Errorf("state file: no circuit group for DPC %d (CIC %d stays unblocked)", b.DPC, b.CIC))
+			errs = append(errs, fmt.Errorf("state file: no circuit group for DPC %s (CIC %d stays unblocked)", c.cfg.PointCodes.Format(b.DPC), b.CIC))
 			continue
 		}
 		ci, ok := c.circuitAt(p, b.CIC)
 		if !ok {
-			errs = append(errs, fmt.Errorf("state file: CIC %d is not in the group for DPC %d", b.CIC, b.DPC))
+			errs = append(errs, fmt.Errorf("state file: CIC %d is not in the group for DPC %s", b.CIC, c.cfg.PointCodes.Format(b.DPC)))
 			continue
 		}
 		if b.Hardware {

@@ -329,6 +329,7 @@ func (c *core) iamOnBlocked(p int, ci int32, m *isup.InitialAddress) bool {
 		return false
 	}
 	c.stats.Unexpected++
+	c.refusedIAM(p, ci, 0, reasonBlockedLocally)
 	c.reannounceBlocking(p, []int32{ci})
 	return true
 }

@@ -144,7 +144,8 @@ func (t *tracer) message(c *core, p int, lbl mtp.Label, m isup.Message) {
 			continue
 		}
 		if line == "" {
-			line = fmt.Sprintf("%s %d>%d sls=%d cic=%d %s", c.now.UTC().Format(traceTimeFormat), lbl.OPC, lbl.DPC, lbl.SLS, cic, m.MessageType())
+			pcf := c.cfg.PointCodes
+			line = fmt.Sprintf("%s %s>%s sls=%d cic=%d %s", c.now.UTC().Format(traceTimeFormat), pcf.Format(lbl.OPC), pcf.Format(lbl.DPC), lbl.SLS, cic, m.MessageType())
 			if d := isup.DescribeString(m); d != "" {
 				line += " " + d
 			}
@@ -181,7 +182,7 @@ func (t *tracer) request(c *core, r Request) {
 			return
 		}
 		called := x.Called.Digits.String()
-		text = fmt.Sprintf("outseize dpc=%d called=%s", c.peers[p].group.DPC, called)
+		text = fmt.Sprintf("outseize dpc=%s called=%s", c.cfg.PointCodes.Format(c.peers[p].group.DPC), called)
 		if x.HasCIC {
 			text += fmt.Sprintf(" cic=%d", x.CIC)
 			cic = uint16(x.CIC)
@@ -249,7 +250,7 @@ func (t *tracer) event(c *core, e Event) {
 			delete(s.tags, x.Tag)
 			line := fmt.Sprintf("%s gw>host call=%d result status=0x%04X %s", now, x.Call, uint16(x.Status), x.Status)
 			if x.CIC != 0 {
-				line += fmt.Sprintf(" dpc=%d cic=%d", x.DPC, x.CIC)
+				line += fmt.Sprintf(" dpc=%s cic=%d", c.cfg.PointCodes.Format(x.DPC), x.CIC)
 			}
 			if x.Detail != "" {
 				line += ": " + x.Detail

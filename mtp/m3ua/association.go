@@ -2,6 +2,8 @@ package m3ua
 
 import (
 	"context"
+	"fmt"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +18,9 @@ type Association struct {
 	e   *Endpoint
 	cfg Peer
 	cur atomic.Pointer[session]
+	// dial is the dialler of a Dial peer (Redial replaces it).
+	dialMu sync.Mutex
+	dial   *dialer
 }
 
 var _ mtp.Link = (*Association)(nil)
@@ -81,21 +86,96 @@ func (a *Association) detach(s *session) bool {
 	return a.cur.CompareAndSwap(s, nil)
 }
 
+// dialer is the goroutine dialling one address for a Dial peer.
+type dialer struct {
+	addr   netip.AddrPort
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// startDial starts dialling addr (a.dialMu held, or before Start returns).
+func (a *Association) startDial(addr netip.AddrPort) {
+	ctx, cancel := context.WithCancel(a.e.ctx)
+	d := &dialer{addr: addr, cancel: cancel, done: make(chan struct{})}
+	a.dial = d
+	a.e.wg.Add(1)
+	go a.dialLoop(ctx, d)
+}
+
+// DialAddress is the address the association is dialled at now (zero for a
+// peer that connects to us).
+func (a *Association) DialAddress() netip.AddrPort {
+	a.dialMu.Lock()
+	defer a.dialMu.Unlock()
+	if a.dial == nil {
+		return netip.AddrPort{}
+	}
+	return a.dial.addr
+}
+
+// Redial moves a dialling peer to a new address (a configuration reload):
+// its dialler stops, the current association, if any, ends (ABORT), and
+// dialling starts at addr. Nothing else of the endpoint is touched: other
+// associations, the routes (the peer keeps its place in them) and the
+// counters stay as they are.
+func (e *Endpoint) Redial(peer string, addr netip.AddrPort) error {
+	a := e.byName[peer]
+	if a == nil {
+		return fmt.Errorf("%w: %q", ErrUnknownPeer, peer)
+	}
+	if !a.cfg.Dial.IsValid() || !addr.IsValid() {
+		return fmt.Errorf("%w: peer %q: only a peer we dial can change its address, to a valid one", ErrConfig, peer)
+	}
+	if e.ctx.Err() != nil {
+		return e.ctx.Err()
+	}
+	a.dialMu.Lock()
+	defer a.dialMu.Unlock()
+	old := a.dial
+	if old != nil {
+		if old.addr == addr {
+			return nil
+		}
+		old.cancel()
+		if s := a.cur.Load(); s != nil {
+			s.end("peer address changed to " + addr.String())
+		}
+		<-old.done
+	}
+	e.log.Info().Str("peer", peer).Str("from", old.addrText()).Str("to", addr.String()).Msg("m3ua: peer address changed: dialling the new one")
+	a.startDial(addr)
+	return nil
+}
+
+func (d *dialer) addrText() string {
+	if d == nil {
+		return "none"
+	}
+	return d.addr.String()
+}
+
 // dialLoop keeps an association to a Dial peer up, with exponential backoff
-// between attempts, until the endpoint closes.
-func (a *Association) dialLoop() {
+// between attempts, until the endpoint closes or Redial stops it. Every
+// attempt after the first counts as a reconnect, whether the previous one
+// lost an association or never got one: an address that never answers
+// shows as a climbing counter, not as silence.
+func (a *Association) dialLoop(ctx context.Context, d *dialer) {
 	e := a.e
 	defer e.wg.Done()
+	defer close(d.done)
 	backoff := e.backoffMin
-	lost := false
-	for e.ctx.Err() == nil {
-		dctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
-		c, err := transport.Dial(dctx, e.cfg.Transport, a.cfg.Dial, e.topts...)
+	for first := true; ctx.Err() == nil; first = false {
+		if !first {
+			e.stats.Reconnects.Add(1)
+		}
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		c, err := transport.Dial(dctx, e.cfg.Transport, d.addr, e.topts...)
 		cancel()
-		if err == nil {
-			if lost {
-				e.stats.Reconnects.Add(1)
-			}
+		switch {
+		case err == nil && ctx.Err() != nil: // stopped while dialling
+			_ = c.Close()
+			return
+		case err == nil:
 			s := newSession(e, c, true)
 			s.peer.Store(a)
 			if a.cfg.Standby {
@@ -103,28 +183,27 @@ func (a *Association) dialLoop() {
 			}
 			a.attach(s)
 			s.run()
-			lost = true
 			if s.wasActive.Load() {
 				backoff = e.backoffMin
 			}
-		} else {
-			e.log.Debug().Err(err).Str("peer", a.cfg.Name).Msg("m3ua: dial failed")
+		default:
+			e.log.Debug().Err(err).Str("peer", a.cfg.Name).Str("address", d.addr.String()).Msg("m3ua: dial failed")
 		}
-		if !e.sleep(backoff) {
+		if !e.sleepCtx(ctx, backoff) {
 			return
 		}
 		backoff = min(2*backoff, e.backoffMax)
 	}
 }
 
-// sleep waits d on the endpoint clock; false if the endpoint closed.
-func (e *Endpoint) sleep(d time.Duration) bool {
+// sleepCtx waits d on the endpoint clock; false if ctx ended.
+func (e *Endpoint) sleepCtx(ctx context.Context, d time.Duration) bool {
 	ch := make(chan struct{})
 	t := e.clock.AfterFunc(d, func() { close(ch) })
 	select {
 	case <-ch:
 		return true
-	case <-e.ctx.Done():
+	case <-ctx.Done():
 		t.Stop()
 		return false
 	}

@@ -141,8 +141,9 @@ func (e *Endpoint) Start(ctx context.Context) error {
 	}
 	for _, a := range e.peers {
 		if a.cfg.Dial.IsValid() {
-			e.wg.Add(1)
-			go a.dialLoop()
+			a.dialMu.Lock()
+			a.startDial(a.cfg.Dial)
+			a.dialMu.Unlock()
 		}
 	}
 	return nil

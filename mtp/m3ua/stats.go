@@ -19,7 +19,7 @@ type Stats struct {
 	TackRetransmits   atomic.Uint64 // ASP Up / Active / Inactive / Down resent after T(ack)
 	UnsolicitedAcks   atomic.Uint64 // ASP Down / Inactive Ack we did not ask for: the peer took us down
 	BeatTimeouts      atomic.Uint64 // heartbeat not answered in time
-	Reconnects        atomic.Uint64 // associations dialled again after a loss
+	Reconnects        atomic.Uint64 // dial attempts after the first: after a loss or a failed dial
 	StateChanges      atomic.Uint64 // ASP state transitions
 	NoRoute           atomic.Uint64 // transfer requests with no usable route
 	WrongPPID         atomic.Uint64 // messages with a PPID other than 3 (processed anyway)
