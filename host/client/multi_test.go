@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,11 +22,12 @@ type fakeGateway struct {
 	standby bool
 	calls   int
 	wmu     sync.Mutex
+	serves  []uint32 // its circuit groups' point codes, answered to circuits
 }
 
-func newFake(t *testing.T, standby bool) (*fakeGateway, net.Conn) {
+func newFake(t *testing.T, standby bool, serves ...uint32) (*fakeGateway, net.Conn) {
 	a, b := net.Pipe()
-	f := &fakeGateway{nc: a, standby: standby}
+	f := &fakeGateway{nc: a, standby: standby, serves: serves}
 	t.Cleanup(func() { a.Close(); b.Close() })
 	go f.serve()
 	return f, b
@@ -62,6 +64,12 @@ func (f *fakeGateway) serve() {
 			}
 		case req.Type == wire.TypeOutseize && standby:
 			f.send(fmt.Sprintf(`{"type":"nak","seq":%d,"status":288,"name":"standby"}`, req.Seq))
+		case req.Type == wire.TypeCircuits:
+			var groups []string
+			for _, pc := range f.serves {
+				groups = append(groups, fmt.Sprintf(`{"group":"g%d","dpc":%d,"total":8}`, pc, pc))
+			}
+			f.send(fmt.Sprintf(`{"type":"ack","seq":%d,"status":16,"data":{"total":0,"groups":[%s]}}`, req.Seq, strings.Join(groups, ",")))
 		case req.Type == wire.TypeOutseize:
 			f.send(fmt.Sprintf(`{"type":"ack","seq":%d,"status":16,"call":%d,"dpc":2,"cic":%d}`, req.Seq, n, n))
 		default:
@@ -124,5 +132,73 @@ func TestMultiFollowsTheActive(t *testing.T) {
 	defer g0.mu.Unlock()
 	if g0.calls != 1 {
 		t.Fatalf("gateway 0 carried %d calls, want 1", g0.calls)
+	}
+}
+
+// TestMultiSendsByDestination: gateway 0 serves point codes 2 and 5, gateway
+// 1 only 2 (learned from their circuit groups); calls to 5 go to gateway 0,
+// calls to 2 to both in turn; an alarm 0x17 for 2 at gateway 1 sends its
+// share to gateway 0 until it is cleared; a destination nobody serves is
+// refused without a request.
+func TestMultiSendsByDestination(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	g0, c0 := newFake(t, false, 2, 5)
+	g1, c1 := newFake(t, false, 2)
+	m, err := NewMulti(ctx, []net.Conn{c0, c1}, Config{App: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	gwOf := func(dpc uint32) int {
+		t.Helper()
+		c, err := m.Outseize(ctx, Outseize{DPC: dpc, Called: "123"})
+		if err != nil {
+			t.Fatalf("outseize to %d: %v", dpc, err)
+		}
+		return c.Gateway
+	}
+	for range 3 {
+		if g := gwOf(5); g != 0 {
+			t.Fatalf("call to 5 on gateway %d", g)
+		}
+	}
+	// Gateway 0 now carries 3 calls: the least loaded, 1, takes the next
+	// three to 2, then they alternate.
+	var got []int
+	for range 5 {
+		got = append(got, gwOf(2))
+	}
+	if fmt.Sprint(got) != "[1 1 1 0 1]" && fmt.Sprint(got) != "[1 1 1 1 0]" {
+		t.Fatalf("calls to 2 went to %v", got)
+	}
+	waitAlarm := func(cleared bool) {
+		t.Helper()
+		for ge := range m.Events() {
+			if a, ok := ge.Event.(*Alarm); ok && ge.Gateway == 1 && a.Number == wire.AlarmDestinationUnavailable && a.Cleared == cleared {
+				return
+			}
+		}
+	}
+	g1.send(`{"type":"alarm","number":23,"severity":3,"text":"destination unavailable","data":{"dpc":2}}`)
+	waitAlarm(false)
+	for range 4 {
+		if g := gwOf(2); g != 0 {
+			t.Fatalf("call to 2 on gateway %d, which reported it unavailable", g)
+		}
+	}
+	g1.send(`{"type":"alarm_cleared","number":23,"severity":3,"text":"destination available","data":{"dpc":2}}`)
+	waitAlarm(true)
+	if g := gwOf(2); g != 1 {
+		t.Fatalf("call to 2 on gateway %d after the clear (gateway 1 is the least loaded)", g)
+	}
+	if _, err := m.Outseize(ctx, Outseize{DPC: 9, Called: "123"}); err != ErrNoActive {
+		t.Fatalf("call to 9, served by neither: %v", err)
+	}
+	g0.mu.Lock()
+	n0 := g0.calls
+	g0.mu.Unlock()
+	if n0 != 3+1+4 {
+		t.Fatalf("gateway 0 carried %d calls", n0)
 	}
 }
