@@ -30,8 +30,8 @@ type Options struct {
 	// A nak 0x0120 standby marks that gateway standby and the call is sent to
 	// another (Redirected); with none, it is refused "standby".
 	Addresses []string
-	Token   string
-	App     string // hello's app (default "isupgw-load")
+	Token     string
+	App       string // hello's app (default "isupgw-load")
 	// Conns is how many host connections share the calls (default 2), to
 	// each gateway.
 	Conns    int
