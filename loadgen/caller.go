@@ -283,11 +283,13 @@ func (s *stats) releasedLocked(h callKey, c *call) {
 	s.active.Add(-1)
 }
 
-// redirected counts an outseize sent on to another gateway after gateway
-// gw refused it as standby.
-func (s *stats) redirected(phase, gw int) {
+// standbyNak counts a nak 0x0120 of gateway gw, and whether the outseize
+// was sent on to another gateway.
+func (s *stats) standbyNak(phase, gw int, redirected bool) {
 	s.mu.Lock()
-	s.each(phase, func(b *bucket) { b.c.Redirected++ })
+	if redirected {
+		s.each(phase, func(b *bucket) { b.c.Redirected++ })
+	}
 	s.perGW[gw].StandbyNaks++
 	s.mu.Unlock()
 }
@@ -533,18 +535,25 @@ func (g *generator) destination(k uint64) (uint32, []byte) {
 func (g *generator) place(k uint64, phase int, due time.Time) {
 	o, st := g.o, g.st
 	st.active.Add(1)
-	ok := g.send(pend{kind: reqOutseize, phase: int32(phase), sent: o.Now(), k: k})
+	r := g.send(pend{kind: reqOutseize, phase: int32(phase), sent: o.Now(), k: k})
 	// The lag counts the wait for room in the connection's buffer too.
 	st.offered(phase, max(0, o.Now().Sub(due)))
-	if !ok {
+	if r == notSent {
 		st.failed(phase)
 	}
 }
 
+// What send did with an outseize.
+const (
+	sentOn         = iota
+	refusedStandby // no gateway available and one is standby: counted refused
+	notSent        // every connection closed
+)
+
 // send sends an outseize to a gateway available for its destination and
 // not in p.tried, on one of its open connections. With none: refused
 // "standby" when a gateway is connected but standby, else an error.
-func (g *generator) send(p pend) bool {
+func (g *generator) send(p pend) int {
 	dpc, route := g.destination(p.k)
 	skip := p.tried
 	for range len(g.gws) {
@@ -558,16 +567,16 @@ func (g *generator) send(p pend) bool {
 			if c.send(p, func(b []byte, seq uint64) []byte {
 				return appendOutseize(b, seq, dpc, route, g.o.Called, g.o.Calling, p.k)
 			}) {
-				return true
+				return sentOn
 			}
 		}
 		skip |= 1 << gw // every connection closed: connClosed marks it down
 	}
 	if p.tried != 0 || g.anyStandby() {
 		g.st.refused(int(p.phase), wire.StatusStandby.Name(), g.o.Now())
-		return true
+		return refusedStandby
 	}
-	return false
+	return notSent
 }
 
 // anyStandby says whether some connected gateway is standby.
@@ -614,9 +623,14 @@ func (g *generator) onReply(c *hconn, p pend, r reply) {
 		// Docs/deployment.md: the standby of a pair sends no IAM; the call
 		// goes to the active one, if it is known.
 		g.pick.SetStandby(c.gw, true)
-		st.redirected(phase, c.gw)
 		p.tried |= 1 << c.gw
-		if !g.send(p) {
+		switch g.send(p) {
+		case sentOn:
+			st.standbyNak(phase, c.gw, true)
+		case refusedStandby:
+			st.standbyNak(phase, c.gw, false)
+		default:
+			st.standbyNak(phase, c.gw, false)
 			st.failed(phase)
 		}
 		return

@@ -1,92 +1,19 @@
 package client
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/isupgw/isupgw/host/client/clienttest"
 	"github.com/isupgw/isupgw/host/wire"
 )
 
-// fakeGateway speaks the host protocol's lines on one end of a pipe: ack to
-// hello, and to outseize an ack with a new call, or nak 0x0120 while standby.
-type fakeGateway struct {
-	nc      net.Conn
-	mu      sync.Mutex
-	standby bool
-	calls   int
-	wmu     sync.Mutex
-	serves  []uint32 // its circuit groups' point codes, answered to circuits
-}
-
-func newFake(t *testing.T, standby bool, serves ...uint32) (*fakeGateway, net.Conn) {
-	a, b := net.Pipe()
-	f := &fakeGateway{nc: a, standby: standby, serves: serves}
-	t.Cleanup(func() { a.Close(); b.Close() })
-	go f.serve()
-	return f, b
-}
-
-func (f *fakeGateway) send(line string) {
-	f.wmu.Lock()
-	defer f.wmu.Unlock()
-	_, _ = f.nc.Write([]byte(line + "\n"))
-}
-
-func (f *fakeGateway) serve() {
-	sc := bufio.NewScanner(f.nc)
-	for sc.Scan() {
-		var req struct {
-			Seq  uint64 `json:"seq"`
-			Type string `json:"type"`
-		}
-		if json.Unmarshal(sc.Bytes(), &req) != nil {
-			return
-		}
-		f.mu.Lock()
-		standby := f.standby
-		if req.Type == wire.TypeOutseize && !standby {
-			f.calls++
-		}
-		n := f.calls
-		f.mu.Unlock()
-		switch {
-		case req.Type == wire.TypeHello:
-			f.send(fmt.Sprintf(`{"type":"ack","seq":%d,"status":16,"data":{"version":1}}`, req.Seq))
-			if standby {
-				f.send(`{"type":"alarm","number":64,"severity":1,"text":"standby","data":{"role":"standby"}}`)
-			}
-		case req.Type == wire.TypeOutseize && standby:
-			f.send(fmt.Sprintf(`{"type":"nak","seq":%d,"status":288,"name":"standby"}`, req.Seq))
-		case req.Type == wire.TypeCircuits:
-			var groups []string
-			for _, pc := range f.serves {
-				groups = append(groups, fmt.Sprintf(`{"group":"g%d","dpc":%d,"total":8}`, pc, pc))
-			}
-			f.send(fmt.Sprintf(`{"type":"ack","seq":%d,"status":16,"data":{"total":0,"groups":[%s]}}`, req.Seq, strings.Join(groups, ",")))
-		case req.Type == wire.TypeOutseize:
-			f.send(fmt.Sprintf(`{"type":"ack","seq":%d,"status":16,"call":%d,"dpc":2,"cic":%d}`, req.Seq, n, n))
-		default:
-			f.send(fmt.Sprintf(`{"type":"ack","seq":%d,"status":16}`, req.Seq))
-		}
-	}
-}
-
-func (f *fakeGateway) setStandby(v bool) {
-	f.mu.Lock()
-	f.standby = v
-	f.mu.Unlock()
-	if v {
-		f.send(`{"type":"alarm","number":64,"severity":1,"text":"standby","data":{"role":"standby"}}`)
-	} else {
-		f.send(`{"type":"alarm_cleared","number":64,"severity":1,"text":"takeover","data":{"role":"active"}}`)
-	}
+func newFake(t *testing.T, standby bool, serves ...uint32) (*clienttest.Fake, net.Conn) {
+	f := clienttest.New(standby, serves...)
+	return f, f.Pipe(t)
 }
 
 // TestMultiFollowsTheActive: a host attached to both gateways of a pair sends
@@ -109,10 +36,8 @@ func TestMultiFollowsTheActive(t *testing.T) {
 	}
 	// Takeover: g1 becomes standby (it refuses before its alarm arrives),
 	// g0 active.
-	g1.mu.Lock()
-	g1.standby = true
-	g1.mu.Unlock()
-	g0.setStandby(false)
+	g1.SetStandby(true, false)
+	g0.SetStandby(false, true)
 	for ev := range m.Events() { // wait for the alarm_cleared to be seen
 		if a, ok := ev.Event.(*Alarm); ok && a.Cleared && ev.Gateway == 0 {
 			break
@@ -128,10 +53,8 @@ func TestMultiFollowsTheActive(t *testing.T) {
 	if err := m.Release(ctx, first, 16, 0); err != nil { // the earlier call is still on gateway 1
 		t.Fatal(err)
 	}
-	g0.mu.Lock()
-	defer g0.mu.Unlock()
-	if g0.calls != 1 {
-		t.Fatalf("gateway 0 carried %d calls, want 1", g0.calls)
+	if n := g0.Calls(); n != 1 {
+		t.Fatalf("gateway 0 carried %d calls, want 1", n)
 	}
 }
 
@@ -180,14 +103,14 @@ func TestMultiSendsByDestination(t *testing.T) {
 			}
 		}
 	}
-	g1.send(`{"type":"alarm","number":23,"severity":3,"text":"destination unavailable","data":{"dpc":2}}`)
+	g1.Send(`{"type":"alarm","number":23,"severity":3,"text":"destination unavailable","data":{"dpc":2}}`)
 	waitAlarm(false)
 	for range 4 {
 		if g := gwOf(2); g != 0 {
 			t.Fatalf("call to 2 on gateway %d, which reported it unavailable", g)
 		}
 	}
-	g1.send(`{"type":"alarm_cleared","number":23,"severity":3,"text":"destination available","data":{"dpc":2}}`)
+	g1.Send(`{"type":"alarm_cleared","number":23,"severity":3,"text":"destination available","data":{"dpc":2}}`)
 	waitAlarm(true)
 	if g := gwOf(2); g != 1 {
 		t.Fatalf("call to 2 on gateway %d after the clear (gateway 1 is the least loaded)", g)
@@ -195,10 +118,7 @@ func TestMultiSendsByDestination(t *testing.T) {
 	if _, err := m.Outseize(ctx, Outseize{DPC: 9, Called: "123"}); err != ErrNoActive {
 		t.Fatalf("call to 9, served by neither: %v", err)
 	}
-	g0.mu.Lock()
-	n0 := g0.calls
-	g0.mu.Unlock()
-	if n0 != 3+1+4 {
+	if n0 := g0.Calls(); n0 != 3+1+4 {
 		t.Fatalf("gateway 0 carried %d calls", n0)
 	}
 }
