@@ -2,12 +2,14 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"testing"
 	"time"
 
 	"github.com/isupgw/isupgw/host/client"
+	"github.com/isupgw/isupgw/host/wire"
 	"github.com/isupgw/isupgw/internal/app/apptest"
 	"github.com/isupgw/isupgw/loadgen"
 )
@@ -67,7 +69,9 @@ metrics: 127.0.0.1:0
 // three gateways by point code spreads its calls to DPC 2 over them (least
 // loaded: 4 each of 12); one is stopped with 4 calls up: the host gets a
 // GatewayLost for it and a released (cause 41) for each of those 4, and the
-// next 12 calls go to the other two; every other call completes.
+// next 12 calls go to the other two; every other call completes. Then the
+// far exchange goes: its unavailability (alarm 0x17 from both gateways left)
+// stops calls to it at the host.
 func TestMultiSpreadsByPointCodeAndMovesALostGatewaysShare(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts four gateways")
@@ -165,6 +169,21 @@ func TestMultiSpreadsByPointCodeAndMovesALostGatewaysShare(t *testing.T) {
 			}
 			n++
 		}
+	}
+
+	// The far exchange gone: both gateways left report its point code
+	// unavailable (alarm 0x17), and a call to it is refused at the host,
+	// with no request sent.
+	f.Stop()
+	unavailable := map[int]bool{}
+	for len(unavailable) < 2 {
+		ge := next(t, ctx, m)
+		if a, ok := ge.Event.(*client.Alarm); ok && a.Number == wire.AlarmDestinationUnavailable && !a.Cleared && a.Data["dpc"] == float64(2) {
+			unavailable[ge.Gateway] = true
+		}
+	}
+	if _, err := m.Outseize(ctx, client.Outseize{DPC: 2, Called: "4930123456"}); !errors.Is(err, client.ErrNoActive) {
+		t.Fatalf("call to an unavailable destination: %v", err)
 	}
 }
 
