@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/isupgw/isupgw/host/wire"
 )
@@ -23,10 +25,14 @@ import (
 // connection lost") for every call of this host it still carried, so that no
 // call is left half-open at the host; new calls go to the others.
 type Multi struct {
-	clients []*Client
+	clients []atomic.Pointer[Client] // replaced when a lost gateway is dialled again
 	gws     *Gateways
 	events  chan GatewayEvent
 	wg      sync.WaitGroup
+	// redial, when set (DialMulti), connects to gateway i again.
+	redial func(ctx context.Context, i int) (*Client, error)
+	cmu    sync.Mutex // orders a redialled connection against Close
+	closed chan struct{}
 
 	mu       sync.Mutex
 	open     map[callKey]openCall // calls in progress, by gateway
@@ -65,7 +71,19 @@ type GatewayLost struct {
 	Calls int
 }
 
+// GatewayBack is Multi's own event: a lost (or never reached) gateway was
+// dialled again and takes calls (once it says it is not standby).
+type GatewayBack struct{}
+
 func (*GatewayLost) event() {}
+func (*GatewayBack) event() {}
+
+// Redial bounds: a lost gateway is dialled again after RedialMin, doubling
+// up to RedialMax between attempts, until the Multi is closed.
+const (
+	RedialMin = 100 * time.Millisecond
+	RedialMax = 5 * time.Second
+)
 
 // CauseGatewayLost is the Q.850 cause of the released events Multi reports
 // for the calls of a lost gateway: 41, temporary failure, as the gateway
@@ -77,20 +95,26 @@ const CauseGatewayLost = 41
 var ErrNoActive = errors.New("client: no active gateway")
 
 func newMulti(n int, cfg Config) *Multi {
-	return &Multi{clients: make([]*Client, n), gws: NewGateways(n), events: make(chan GatewayEvent, max(cfg.EventBuffer, 1024)),
-		open: map[callKey]openCall{}, early: map[callKey]bool{}, inflight: make([]int, n)}
+	return &Multi{clients: make([]atomic.Pointer[Client], n), gws: NewGateways(n), events: make(chan GatewayEvent, max(cfg.EventBuffer, 1024)),
+		open: map[callKey]openCall{}, early: map[callKey]bool{}, inflight: make([]int, n), closed: make(chan struct{})}
 }
 
-// DialMulti connects to every address; gateways that cannot be reached are
-// left out (nil Client, never chosen) and at least one must answer.
+// DialMulti connects to every address and at least one must answer. A
+// gateway that cannot be reached, or whose connection ends later, is left
+// out (never chosen) and dialled again (RedialMin to RedialMax apart) until
+// Close: a restarted instance of a pair comes back (as the standby) and
+// takes calls again at the next takeover (GatewayBack).
 func DialMulti(ctx context.Context, network string, addrs []string, cfg Config) (*Multi, error) {
 	m := newMulti(len(addrs), cfg)
+	m.redial = func(ctx context.Context, i int) (*Client, error) { return Dial(ctx, network, addrs[i], cfg) }
 	var errs []error
+	var missing []int
 	for i, a := range addrs {
 		c, err := Dial(ctx, network, a, cfg)
 		if err != nil {
 			errs = append(errs, err)
 			m.gws.SetDown(i, true)
+			missing = append(missing, i)
 			continue
 		}
 		m.attach(ctx, i, c)
@@ -98,8 +122,51 @@ func DialMulti(ctx context.Context, network string, addrs []string, cfg Config) 
 	if len(errs) == len(addrs) {
 		return nil, errors.Join(errs...)
 	}
+	for _, i := range missing {
+		m.wg.Add(1)
+		go m.reconnect(i)
+	}
 	go func() { m.wg.Wait(); close(m.events) }()
 	return m, nil
+}
+
+// reconnect dials gateway i until it answers or the Multi is closed (wg
+// counted by the caller).
+func (m *Multi) reconnect(i int) {
+	defer m.wg.Done()
+	wait := RedialMin
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-m.closed:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), RedialMax)
+		c, err := m.redial(ctx, i)
+		if err == nil {
+			m.cmu.Lock()
+			select {
+			case <-m.closed: // closed meanwhile: Close did not see this one
+				m.cmu.Unlock()
+				c.Close()
+				cancel()
+				return
+			default:
+				m.clients[i].Store(c)
+				m.cmu.Unlock()
+			}
+			m.gws.SetStandby(i, false) // until its hello's alarms say otherwise
+			m.attach(ctx, i, c)
+			m.gws.SetDown(i, false)
+			m.events <- GatewayEvent{Gateway: i, Event: &GatewayBack{}}
+			cancel()
+			return
+		}
+		cancel()
+		wait = min(2*wait, RedialMax)
+	}
 }
 
 // NewMulti is DialMulti over connections already open (tests).
@@ -121,7 +188,7 @@ func NewMulti(ctx context.Context, conns []net.Conn, cfg Config) (*Multi, error)
 // point codes; a gateway that lists none may take any) and starts relaying
 // its events.
 func (m *Multi) attach(ctx context.Context, i int, c *Client) {
-	m.clients[i] = c
+	m.clients[i].Store(c)
 	if _, groups, err := c.Circuits(ctx, CircuitFilter{Summary: true}); err == nil && len(groups) > 0 {
 		dpcs := make([]uint32, 0, len(groups))
 		for _, g := range groups {
@@ -143,6 +210,14 @@ func (m *Multi) attach(ctx context.Context, i int, c *Client) {
 			m.events <- GatewayEvent{Gateway: i, Event: ev}
 		}
 		m.lost(i, c)
+		if m.redial != nil {
+			select {
+			case <-m.closed:
+			default:
+				m.wg.Add(1)
+				go m.reconnect(i)
+			}
+		}
 	}()
 }
 
@@ -224,8 +299,8 @@ func (m *Multi) Active() int {
 // Multi's own (*GatewayLost).
 func (m *Multi) Events() <-chan GatewayEvent { return m.events }
 
-// Client is the connection to gateway i (nil if it was not reached).
-func (m *Multi) Client(i int) *Client { return m.clients[i] }
+// Client is the connection to gateway i (nil if it was never reached).
+func (m *Multi) Client(i int) *Client { return m.clients[i].Load() }
 
 // retryElsewhere says whether an outseize refused by one gateway may be
 // tried on another: the refusal is about that gateway (its role, its
@@ -262,7 +337,7 @@ func (m *Multi) Outseize(ctx context.Context, o Outseize) (Call, error) {
 		m.mu.Lock()
 		m.inflight[i]++
 		m.mu.Unlock()
-		s, err := m.clients[i].Outseize(ctx, o)
+		s, err := m.Client(i).Outseize(ctx, o)
 		if err == nil {
 			m.opened(i, s.Call, openCall{dpc: s.DPC, cic: s.CIC})
 		}
@@ -287,16 +362,31 @@ func (m *Multi) Outseize(ctx context.Context, o Outseize) (Call, error) {
 
 // Release ends a call on the gateway that carries it.
 func (m *Multi) Release(ctx context.Context, c Call, cause, location uint8) error {
-	return m.clients[c.Gateway].Release(ctx, c.Call, cause, location)
+	cl := m.Client(c.Gateway)
+	if cl == nil {
+		return ErrClosed
+	}
+	return cl.Release(ctx, c.Call, cause, location)
 }
 
-// Close closes every connection.
+// Close closes every connection and stops dialling lost gateways.
 func (m *Multi) Close() error {
-	var errs []error
-	for _, c := range m.clients {
-		if c != nil {
-			errs = append(errs, c.Close())
+	m.cmu.Lock()
+	select {
+	case <-m.closed:
+	default:
+		close(m.closed)
+	}
+	var cs []*Client
+	for i := range m.clients {
+		if c := m.Client(i); c != nil {
+			cs = append(cs, c)
 		}
+	}
+	m.cmu.Unlock()
+	var errs []error
+	for _, c := range cs {
+		errs = append(errs, c.Close())
 	}
 	return errors.Join(errs...)
 }

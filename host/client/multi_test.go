@@ -122,3 +122,81 @@ func TestMultiSendsByDestination(t *testing.T) {
 		t.Fatalf("gateway 0 carried %d calls", n0)
 	}
 }
+
+// TestMultiRedialsALostGateway: the pair's active g0 stops (its connection
+// ends) with a call up: the host gets GatewayLost and the call released
+// (cause 41); g1 takes over; g0 restarted comes back as the standby (the
+// Multi dials it again: GatewayBack, then its alarm 0x40) and new calls stay
+// on g1. Then g1 stops and g0 takes over: calls go to g0 again.
+func TestMultiRedialsALostGateway(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	g0, g1 := clienttest.New(false), clienttest.New(true)
+	m, err := DialMulti(ctx, "tcp", []string{g0.Listen(t), g1.Listen(t)}, Config{App: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	gwOf := func() (Call, int) {
+		t.Helper()
+		c, err := m.Outseize(ctx, Outseize{DPC: 2, Called: "123"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, c.Gateway
+	}
+	// await reads events until each wanted one has come (any order).
+	await := func(want ...func(GatewayEvent) bool) {
+		t.Helper()
+		for len(want) > 0 {
+			var ge GatewayEvent
+			select {
+			case ge = <-m.Events():
+			case <-ctx.Done():
+				t.Fatalf("timed out, %d events not seen", len(want))
+			}
+			for k, w := range want {
+				if w(ge) {
+					want = append(want[:k], want[k+1:]...)
+					break
+				}
+			}
+		}
+	}
+	lost := func(gw int) func(GatewayEvent) bool {
+		return func(ge GatewayEvent) bool { _, ok := ge.Event.(*GatewayLost); return ok && ge.Gateway == gw }
+	}
+	back := func(gw int) func(GatewayEvent) bool {
+		return func(ge GatewayEvent) bool { _, ok := ge.Event.(*GatewayBack); return ok && ge.Gateway == gw }
+	}
+	standby := func(gw int, v bool) func(GatewayEvent) bool {
+		return func(ge GatewayEvent) bool {
+			a, ok := ge.Event.(*Alarm)
+			return ok && ge.Gateway == gw && a.Number == wire.AlarmStandby && a.Cleared == !v
+		}
+	}
+	await(standby(1, true))
+	first, gw := gwOf()
+	if gw != 0 {
+		t.Fatalf("first call on gateway %d", gw)
+	}
+	g0.SetStandby(true, false) // it will come back as the standby
+	g0.Drop()
+	g1.SetStandby(false, true)
+	await(lost(0), standby(1, false), back(0), standby(0, true), func(ge GatewayEvent) bool {
+		r, ok := ge.Event.(*Released)
+		return ok && ge.Gateway == 0 && r.Call == first.Call && r.Cause == CauseGatewayLost
+	})
+	for range 3 {
+		if _, gw := gwOf(); gw != 1 {
+			t.Fatalf("call on gateway %d while 0 is back as the standby", gw)
+		}
+	}
+	g1.SetStandby(true, false)
+	g1.Drop()
+	g0.SetStandby(false, true)
+	await(lost(1), standby(0, false))
+	if _, gw := gwOf(); gw != 0 {
+		t.Fatalf("call on gateway %d after the second takeover", gw)
+	}
+}

@@ -55,14 +55,31 @@ func (f *Fake) Listen(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
+	var mu sync.Mutex
+	var accepted []net.Conn
+	done := false
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		done = true
+		for _, nc := range accepted {
+			nc.Close()
+		}
+		mu.Unlock()
+	})
 	go func() {
 		for {
 			nc, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			t.Cleanup(func() { nc.Close() })
+			mu.Lock()
+			if done {
+				nc.Close()
+			} else {
+				accepted = append(accepted, nc)
+			}
+			mu.Unlock()
 			go f.serve(nc)
 		}
 	}()
@@ -88,6 +105,18 @@ func (f *Fake) SetStandby(standby, alarm bool) {
 		for _, c := range conns {
 			c.send(standbyAlarm(standby))
 		}
+	}
+}
+
+// Drop ends every connection to the fake, as a gateway that stops does
+// (it goes on accepting new ones: a restarted instance).
+func (f *Fake) Drop() {
+	f.mu.Lock()
+	conns := f.conns
+	f.conns = nil
+	f.mu.Unlock()
+	for _, c := range conns {
+		c.nc.Close()
 	}
 }
 
