@@ -294,6 +294,13 @@ func (s *stats) standbyNak(phase, gw int, redirected bool) {
 	s.mu.Unlock()
 }
 
+// reconnected counts a gateway dialled again after its connections ended.
+func (s *stats) reconnected(gw int) {
+	s.mu.Lock()
+	s.perGW[gw].Reconnects++
+	s.mu.Unlock()
+}
+
 // connLost ends the admitted calls of a connection that ended before their
 // released: they are lost with their gateway (Failed and Lost).
 func (s *stats) connLost(conn *hconn) {
@@ -352,7 +359,7 @@ func Run(ctx context.Context, o Options) (*Final, error) {
 		return nil, err
 	}
 	g := &generator{o: o, st: newStats(o.Now, len(o.Schedule), o.ReleaseCause, o.Addresses), held: newDelayQueue(o.Now),
-		pick: client.NewGateways(len(o.Addresses)), gws: make([][]*hconn, len(o.Addresses))}
+		pick: client.NewGateways(len(o.Addresses)), gws: make([]gatewayConns, len(o.Addresses)), stop: make(chan struct{})}
 	if o.Cooperative {
 		g.coop = newBackoff(o.Now)
 	}
@@ -362,37 +369,144 @@ func Run(ctx context.Context, o Options) (*Final, error) {
 			g.routes = append(g.routes, q)
 		}
 	}
-	defer func() {
-		for _, cs := range g.gws {
-			for _, c := range cs {
-				c.close()
-			}
-		}
-	}()
+	defer g.closeAll()
 	var errs []error
-	for gw, addr := range o.Addresses {
-		for i := range o.Conns {
-			c, err := dialConn(ctx, gw, networkOf(o.Network, addr), addr, o.Token, o.App, false, g.onReply, g.onEvent)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("load: connection %d to %s: %w", i+1, addr, err))
-				break
-			}
-			g.gws[gw] = append(g.gws[gw], c)
-			c.setOnClose(g.connClosed)
+	var missing []int
+	for gw := range o.Addresses {
+		cs, err := g.dialGateway(ctx, gw)
+		if err != nil {
+			errs = append(errs, err)
 		}
-		if len(g.gws[gw]) == 0 {
+		if len(cs) == 0 {
 			g.pick.SetDown(gw, true)
+			missing = append(missing, gw)
 		}
 	}
 	// One gateway is enough to run (the other of a pair may be down); with
 	// a single address every connection must open, as before.
-	if len(errs) > 0 && (len(o.Addresses) == 1 || len(errs) == len(o.Addresses)) {
+	if len(errs) > 0 && (len(o.Addresses) == 1 || len(missing) == len(o.Addresses)) {
 		return nil, errors.Join(errs...)
 	}
 	for _, err := range errs {
 		fmt.Fprintf(o.Out, "%v (going on without it)\n", err)
 	}
+	for _, gw := range missing {
+		g.startRedial(gw)
+	}
 	return g.run(ctx)
+}
+
+// gatewayConns are one gateway's connections, replaced when it is dialled
+// again; redialing says a redial loop runs for it.
+type gatewayConns struct {
+	conns     atomic.Pointer[[]*hconn]
+	redialing atomic.Bool
+}
+
+func (g *generator) conns(gw int) []*hconn {
+	if p := g.gws[gw].conns.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// dialGateway opens Conns connections to gateway gw and makes them its
+// own; it returns those it opened and the first error.
+func (g *generator) dialGateway(ctx context.Context, gw int) ([]*hconn, error) {
+	o := g.o
+	addr := o.Addresses[gw]
+	var cs []*hconn
+	var err error
+	for i := range o.Conns {
+		var c *hconn
+		if c, err = dialConn(ctx, gw, networkOf(o.Network, addr), addr, o.Token, o.App, false, g.onReply, g.onEvent); err != nil {
+			err = fmt.Errorf("load: connection %d to %s: %w", i+1, addr, err)
+			break
+		}
+		cs = append(cs, c)
+	}
+	if len(cs) == 0 {
+		return nil, err
+	}
+	g.rmu.Lock()
+	select {
+	case <-g.stop:
+		g.rmu.Unlock()
+		for _, c := range cs {
+			c.close()
+		}
+		return nil, errClosed
+	default:
+	}
+	g.gws[gw].conns.Store(&cs)
+	g.rmu.Unlock()
+	for _, c := range cs {
+		c.setOnClose(g.connClosed)
+	}
+	return cs, err
+}
+
+// Redial bounds: a gateway whose connections all ended is dialled again,
+// 100 ms to 5 s apart, until the run ends (a restarted instance of a pair
+// comes back as the standby and takes calls at the next takeover).
+const (
+	redialMin = 100 * time.Millisecond
+	redialMax = 5 * time.Second
+)
+
+// startRedial dials gateway gw again until it answers or the run ends.
+func (g *generator) startRedial(gw int) {
+	select {
+	case <-g.stop:
+		return // the run is over
+	default:
+	}
+	if !g.gws[gw].redialing.CompareAndSwap(false, true) {
+		return
+	}
+	g.rwg.Add(1)
+	go func() {
+		defer g.rwg.Done()
+		defer g.gws[gw].redialing.Store(false)
+		for wait := redialMin; ; wait = min(2*wait, redialMax) {
+			t := time.NewTimer(wait)
+			select {
+			case <-g.stop:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), redialMax)
+			go func() { // the end of the run cancels a dial under way
+				select {
+				case <-g.stop:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+			cs, _ := g.dialGateway(ctx, gw)
+			cancel()
+			if len(cs) > 0 {
+				g.pick.SetStandby(gw, false) // until its hello's alarm says otherwise
+				g.pick.SetDown(gw, false)
+				g.st.reconnected(gw)
+				return
+			}
+		}
+	}()
+}
+
+// closeAll stops the redial loops and closes every connection.
+func (g *generator) closeAll() {
+	g.rmu.Lock()
+	close(g.stop)
+	g.rmu.Unlock()
+	g.rwg.Wait()
+	for gw := range g.gws {
+		for _, c := range g.conns(gw) {
+			c.close()
+		}
+	}
 }
 
 // networkOf is the network of a host API address: unix for a path.
@@ -407,9 +521,14 @@ func networkOf(network, addr string) string {
 }
 
 type generator struct {
-	o      Options
-	gws    [][]*hconn // each gateway's connections
-	pick   *client.Gateways
+	o    Options
+	gws  []gatewayConns // each gateway's connections
+	pick *client.Gateways
+	// stop ends the redial loops (rwg) at the end of the run; rmu orders a
+	// redialled gateway's connections against it.
+	stop   chan struct{}
+	rmu    sync.Mutex
+	rwg    sync.WaitGroup
 	routes [][]byte // quoted route names
 	st     *stats
 	out    sync.Mutex
@@ -561,7 +680,7 @@ func (g *generator) send(p pend) int {
 		if gw < 0 {
 			break
 		}
-		cs := g.gws[gw]
+		cs := g.conns(gw)
 		for j := range cs {
 			c := cs[(int(p.k)+j)%len(cs)]
 			if c.send(p, func(b []byte, seq uint64) []byte {
@@ -581,8 +700,8 @@ func (g *generator) send(p pend) int {
 
 // anyStandby says whether some connected gateway is standby.
 func (g *generator) anyStandby() bool {
-	for gw, cs := range g.gws {
-		if len(cs) > 0 && !g.pick.Available(gw, 0) && g.alive(gw) {
+	for gw := range g.gws {
+		if !g.pick.Available(gw, 0) && g.alive(gw) {
 			return true
 		}
 	}
@@ -590,7 +709,7 @@ func (g *generator) anyStandby() bool {
 }
 
 func (g *generator) alive(gw int) bool {
-	for _, c := range g.gws[gw] {
+	for _, c := range g.conns(gw) {
 		select {
 		case <-c.done:
 		default:
@@ -605,6 +724,9 @@ func (g *generator) alive(gw int) bool {
 func (g *generator) connClosed(c *hconn, unanswered []pend) {
 	if !g.alive(c.gw) {
 		g.pick.SetDown(c.gw, true)
+		if len(g.o.Addresses) > 1 {
+			g.startRedial(c.gw)
+		}
 	}
 	for _, p := range unanswered {
 		g.st.failed(int(p.phase))

@@ -66,3 +66,61 @@ func TestLoadRedirectsOnAStandbyRefusal(t *testing.T) {
 		t.Fatalf("both standby: offered %d refused %v admitted %d", fin.Offered, fin.Refused, fin.Admitted)
 	}
 }
+
+// until polls cond (bounded); the fakes' counters have no event.
+func until(t *testing.T, what string, cond func() bool) bool {
+	for i := 0; !cond(); i++ {
+		if i == 500 {
+			t.Errorf("timed out: %s", what)
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
+// A double failover of a pair under load: g0, the active, stops (its
+// connections end) and g1 takes over; the generator dials g0 again, which
+// comes back as the standby; then g1 stops and g0 takes over: the calls go
+// to g0 again. Calls in progress on a stopped gateway are counted lost or
+// errors, none is left unfinished.
+func TestLoadRedialsAndFollowsADoubleFailover(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	g0, g1 := clienttest.New(false), clienttest.New(true)
+	g0.Answer, g1.Answer = true, true
+	addrs := []string{g0.Listen(t), g1.Listen(t)}
+	var after int // g0's calls before the second takeover
+	done := make(chan struct{})
+	out := &signalWriter{fire: func() {
+		go func() {
+			defer close(done)
+			g0.SetStandby(true, false) // it comes back as the standby
+			g0.Drop()
+			g1.SetStandby(false, true)
+			if !until(t, "calls on g1", func() bool { return g1.Calls() > 0 }) ||
+				!until(t, "g0 dialled again", func() bool { return g0.Connections() > 0 }) {
+				return
+			}
+			after = g0.Calls()
+			g1.SetStandby(true, false)
+			g1.Drop()
+			g0.SetStandby(false, true)
+			until(t, "calls on g0 after the second takeover", func() bool { return g0.Calls() > after })
+		}()
+	}}
+	called, _ := ParsePattern("4930XXXX")
+	fin, err := Run(ctx, Options{Addresses: addrs, Conns: 1, Schedule: Constant(100, 4*time.Second), DPCs: []uint32{2}, Called: called,
+		Out: out, JSON: true, Drain: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	t.Logf("final: offered %d completed %d lost %d errors %d refused %v gateways %+v", fin.Offered, fin.Completed, fin.Lost, fin.Errors, fin.Refused, fin.Gateways)
+	if fin.Gateways[0].Reconnects == 0 {
+		t.Fatalf("g0 not dialled again: %+v", fin.Gateways)
+	}
+	if fin.Unfinished != 0 || fin.Completed+fin.Failed+fin.RefusedTotal()+fin.Errors != fin.Offered || fin.Completed == 0 {
+		t.Fatalf("calls unaccounted for: %+v", fin)
+	}
+}

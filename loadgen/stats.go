@@ -165,6 +165,7 @@ type GatewayReport struct {
 	Completed   uint64 `json:"completed"`
 	Lost        uint64 `json:"lost"`         // calls in progress when its connection ended
 	StandbyNaks uint64 `json:"standby_naks"` // outseizes it refused as standby
+	Reconnects  uint64 `json:"reconnects"`   // dialled again after its connections ended
 }
 
 // AnswerSecond is a line a second of the answering side.
@@ -281,7 +282,7 @@ func (f Final) Text() string {
 			n, f.Redirected, f.Lost)
 	}
 	for _, gw := range f.Gateways {
-		fmt.Fprintf(&b, "gateway %s: admitted %d, completed %d, lost %d, standby naks %d\n", gw.Address, gw.Admitted, gw.Completed, gw.Lost, gw.StandbyNaks)
+		fmt.Fprintf(&b, "gateway %s: admitted %d, completed %d, lost %d, standby naks %d, reconnects %d\n", gw.Address, gw.Admitted, gw.Completed, gw.Lost, gw.StandbyNaks, gw.Reconnects)
 	}
 	if len(f.Phases) > 1 {
 		for _, p := range f.Phases {

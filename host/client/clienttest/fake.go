@@ -86,6 +86,13 @@ func (f *Fake) Listen(t testing.TB) string {
 	return ln.Addr().String()
 }
 
+// Connections is how many hosts are connected (hello done).
+func (f *Fake) Connections() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.conns)
+}
+
 // Calls is how many outseizes it acked.
 func (f *Fake) Calls() int {
 	f.mu.Lock()
