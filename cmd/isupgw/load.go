@@ -41,6 +41,7 @@ pair or N gateways by point code. Each call goes to a gateway available for
 its destination (connected, not standby, with circuits towards the DPC, the
 DPC not reported unavailable), the least loaded; a standby's refusal (0x0120)
 sends the call to the other, and a call stays on the gateway that took it.
+A gateway whose connections end is dialled again until the run ends.
 The report counts calls refused because of standby, outseizes redirected,
 calls lost with a gateway whose connection ended, and each gateway's share.
 
