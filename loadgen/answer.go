@@ -72,7 +72,7 @@ func Answer(ctx context.Context, o AnswerOptions) error {
 		}
 	}()
 	for i := range o.Conns {
-		c, err := dialConn(ctx, o.Network, o.Address, o.Token, o.App, true,
+		c, err := dialConn(ctx, 0, o.Network, o.Address, o.Token, o.App, true,
 			func(_ *hconn, p pend, r reply) { a.onReply(p, r) }, a.onEvent)
 		if err != nil {
 			return fmt.Errorf("answer: connection %d to %s: %w", i+1, o.Address, err)

@@ -23,6 +23,7 @@ import (
 // ack and nak are matched to their request by seq and handed to a callback.
 type hconn struct {
 	nc net.Conn
+	gw int // which of the generator's gateways (index into its addresses)
 
 	mu      sync.Mutex
 	cond    *sync.Cond // senders wait here while buf is full
@@ -34,6 +35,7 @@ type hconn struct {
 	wake    chan struct{}
 	done    chan struct{}
 	err     error
+	onClose func(c *hconn, unanswered []pend)
 
 	// onReply gets the answer of a request sent with a pending record;
 	// onEvent every event line. Both run on the reader goroutine and are
@@ -52,6 +54,10 @@ type pend struct {
 	kind  uint8 // reqOutseize, reqAnswer, reqHello
 	phase int32
 	sent  time.Time
+	// An outseize's call number (its destination and digits) and the
+	// gateways it was refused by as standby (a bit each), to send it on.
+	k     uint64
+	tried uint64
 }
 
 const (
@@ -76,16 +82,20 @@ type event struct {
 	cause  uint8
 	acl    uint8
 	remote bool
+	// alarm and alarm_cleared: the number and the data's dpc
+	number uint16
+	dpc    uint32
+	hasDPC bool
 }
 
 // dialConn connects, says hello and starts the reader and writer.
-func dialConn(ctx context.Context, network, address, token, app string, incoming bool, onReply func(*hconn, pend, reply), onEvent func(*hconn, event)) (*hconn, error) {
+func dialConn(ctx context.Context, gw int, network, address, token, app string, incoming bool, onReply func(*hconn, pend, reply), onEvent func(*hconn, event)) (*hconn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, network, address)
 	if err != nil {
 		return nil, err
 	}
-	c := &hconn{nc: nc, pending: map[uint64]pend{}, wake: make(chan struct{}, 1), done: make(chan struct{}), onEvent: onEvent}
+	c := &hconn{nc: nc, gw: gw, pending: map[uint64]pend{}, wake: make(chan struct{}, 1), done: make(chan struct{}), onEvent: onEvent}
 	c.cond = sync.NewCond(&c.mu)
 	hello := make(chan reply, 1)
 	c.onReply = func(c *hconn, p pend, r reply) {
@@ -177,14 +187,48 @@ func (c *hconn) writer() {
 
 func (c *hconn) fail(err error) {
 	c.mu.Lock()
-	if !c.closed {
+	first := !c.closed
+	var f func(*hconn, []pend)
+	var unanswered []pend
+	if first {
 		c.closed = true
 		c.err = err
 		close(c.done)
 		c.cond.Broadcast()
+		f, unanswered = c.onClose, c.takeOutseizesLocked()
 	}
 	c.mu.Unlock()
 	c.nc.Close()
+	if f != nil {
+		f(c, unanswered)
+	}
+}
+
+// takeOutseizesLocked removes and returns the outseizes still waiting for
+// their answer.
+func (c *hconn) takeOutseizesLocked() []pend {
+	var out []pend
+	for seq, p := range c.pending {
+		if p.kind == reqOutseize {
+			out = append(out, p)
+			delete(c.pending, seq)
+		}
+	}
+	return out
+}
+
+// setOnClose registers what runs once when the connection ends, with the
+// outseizes it never answered; at once if it has ended already.
+func (c *hconn) setOnClose(f func(c *hconn, unanswered []pend)) {
+	c.mu.Lock()
+	if !c.closed {
+		c.onClose = f
+		c.mu.Unlock()
+		return
+	}
+	unanswered := c.takeOutseizesLocked()
+	c.mu.Unlock()
+	f(c, unanswered)
 }
 
 func (c *hconn) close() { c.fail(errClosed) }
@@ -224,7 +268,16 @@ func (c *hconn) reader() {
 				c.onReply(c, p, r)
 			}
 		default:
-			c.onEvent(c, event{typ: f.typ, call: f.call, cause: uint8(f.cause), acl: uint8(f.acl), remote: f.remote})
+			e := event{typ: f.typ, call: f.call, cause: uint8(f.cause), acl: uint8(f.acl), remote: f.remote, number: uint16(f.number)}
+			if (f.typ == wire.TypeAlarm || f.typ == wire.TypeAlarmCleared) && len(f.data) > 0 {
+				var d struct {
+					DPC *uint32 `json:"dpc"`
+				}
+				if json.Unmarshal(f.data, &d) == nil && d.DPC != nil {
+					e.dpc, e.hasDPC = *d.DPC, true
+				}
+			}
+			c.onEvent(c, e)
 		}
 	}
 }
@@ -275,6 +328,8 @@ type fields struct {
 	status, call uint64
 	cause, acl   uint64
 	remote       bool
+	number       uint64 // alarm number
+	data         []byte // an alarm's data object, raw (valid while the line is)
 }
 
 var errSyntax = errors.New("not a flat JSON object")
@@ -344,6 +399,10 @@ func scanLine(b []byte, f *fields) error {
 			f.acl, _ = parseUint(v)
 		case "remote":
 			f.remote = string(v) == "true"
+		case "number":
+			f.number, _ = parseUint(v)
+		case "data":
+			f.data = v
 		}
 	}
 }

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/isupgw/isupgw/host/wire"
@@ -18,11 +19,11 @@ func TestScanLine(t *testing.T) {
 		{`{"type":"nak","status":279,"name":"line_too_long","detail":"x"}`, fields{typ: "nak", status: 279}},
 		{`{"type":"incoming","call":1,"opc":1,"route":"peer","cic":1,"called":"4930123456","params":[{"code":10,"hex":"831194039909"}],"tmr":0}`, fields{typ: "incoming", call: 1}},
 		{`{"type":"released","call":1,"cause":42,"location":1,"acl":2,"dpc":2,"cic":1,"remote":true}`, fields{typ: "released", call: 1, cause: 42, acl: 2, remote: true}},
-		{`{"type":"alarm","number":22,"severity":3,"text":"x","data":{"direction":"outbound","level":1}}`, fields{typ: "alarm"}},
+		{`{"type":"alarm","number":22,"severity":3,"text":"x","data":{"direction":"outbound","level":1}}`, fields{typ: "alarm", number: 22, data: []byte(`{"direction":"outbound","level":1}`)}},
 		{` {"type" : "answered" , "call" : 7 , "message":"ANM"} ` + "\n", fields{typ: "answered", call: 7}},
 	} {
 		var f fields
-		if err := scanLine([]byte(c.line), &f); err != nil || f != c.want {
+		if err := scanLine([]byte(c.line), &f); err != nil || !reflect.DeepEqual(f, c.want) {
 			t.Errorf("%s: %+v %v, want %+v", c.line, f, err, c.want)
 		}
 	}

@@ -4,40 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/isupgw/isupgw/internal/app"
+	"github.com/isupgw/isupgw/internal/app/apptest"
 )
-
-// startGateway runs `isupgw run` in this process with the configuration.
-func startGateway(t *testing.T, ctx context.Context, yaml string) *app.Running {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "isupgw.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ready := make(chan *app.Running, 1)
-	errc := make(chan error, 1)
-	go func() {
-		errc <- app.Run(ctx, app.Options{ConfigPath: path, LogOut: io.Discard, Signals: make(chan os.Signal), DrainTimeout: 300 * time.Millisecond,
-			Ready: func(r *app.Running) { ready <- r }})
-	}()
-	select {
-	case r := <-ready:
-		t.Cleanup(func() { <-errc })
-		return r
-	case err := <-errc:
-		t.Fatalf("gateway did not start: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("gateway did not start within 10 s")
-	}
-	return nil
-}
 
 // Two gateways in this process over M3UA on SCTP-over-UDP: the generator's
 // calls are answered by the answering side through B, and A refuses the calls
@@ -46,15 +17,10 @@ func TestEndToEndCompletesAndReportsRefusals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two gateways")
 	}
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	udp := pc.LocalAddr().(*net.UDPAddr).Port
-	pc.Close()
+	udp := apptest.FreeUDPPort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	a := startGateway(t, ctx, fmt.Sprintf(`point_code: 1
+	a := apptest.Start(t, ctx, fmt.Sprintf(`point_code: 1
 m3ua: {transport: udp, listen: "127.0.0.1:2905", udp_port: %d, peers: [{name: b, accept_from: 127.0.0.1, point_codes: [2]}]}
 circuit_groups: [{name: b, point_code: 2, cics: ["1-16"]}]
 state_file: ""
@@ -63,7 +29,7 @@ congestion: {constraints: [{point_code: 2, max_outbound: 3}]}
 host_api: {tcp: "127.0.0.1:0", token: secret}
 metrics: 127.0.0.1:0
 `, udp))
-	b := startGateway(t, ctx, fmt.Sprintf(`point_code: 2
+	b := apptest.Start(t, ctx, fmt.Sprintf(`point_code: 2
 m3ua: {transport: udp, peers: [{name: a, connect: "127.0.0.1:2905", udp_port: %d, point_codes: [1]}]}
 circuit_groups: [{name: a, point_code: 1, cics: ["1-16"]}]
 state_file: ""

@@ -53,6 +53,13 @@ type Counts struct {
 	Failed    uint64 `json:"failed"`    // admitted, then released by the far end or the network before we released
 	Skipped   uint64 `json:"skipped"`   // due but not offered: the concurrency cap was reached
 	Errors    uint64 `json:"errors"`    // requests that failed without a nak (connection lost, timeout)
+	// With several gateways: Redirected counts outseizes a standby refused
+	// (nak 0x0120) that were sent on to another gateway; calls refused
+	// because of standby with no other gateway to go to are Refused["standby"].
+	// Lost counts admitted calls whose gateway connection ended before
+	// their released (also in Failed).
+	Redirected uint64 `json:"redirected,omitempty"`
+	Lost       uint64 `json:"lost,omitempty"`
 	// Refused counts naks of outseize by status name (e.g. outbound_congestion).
 	Refused map[string]uint64 `json:"refused,omitempty"`
 	// Causes counts released calls by Q.850 cause.
@@ -147,6 +154,18 @@ type Final struct {
 	// counting those skipped by the concurrency cap).
 	KeptUp bool    `json:"kept_up"`
 	Phases []Phase `json:"phases,omitempty"`
+	// Gateways: each gateway's share, with several addresses.
+	Gateways []GatewayReport `json:"gateways,omitempty"`
+}
+
+// GatewayReport is what one of several gateways carried.
+type GatewayReport struct {
+	Address     string `json:"address"`
+	Admitted    uint64 `json:"admitted"`
+	Completed   uint64 `json:"completed"`
+	Lost        uint64 `json:"lost"`         // calls in progress when its connection ended
+	StandbyNaks uint64 `json:"standby_naks"` // outseizes it refused as standby
+	Reconnects  uint64 `json:"reconnects"`   // dialled again after its connections ended
 }
 
 // AnswerSecond is a line a second of the answering side.
@@ -240,6 +259,9 @@ func (s Second) Text() string {
 	if s.Errors > 0 {
 		fmt.Fprintf(&b, " errors %d", s.Errors)
 	}
+	if s.Redirected > 0 || s.Lost > 0 {
+		fmt.Fprintf(&b, " redirected %d lost %d", s.Redirected, s.Lost)
+	}
 	return b.String()
 }
 
@@ -254,6 +276,13 @@ func (f Final) Text() string {
 	fmt.Fprintf(&b, "released causes%s; ACL seen in %d releases (max level %d)\n", mapText(f.Causes), f.ACL, f.MaxACL)
 	if f.Skipped > 0 || f.Errors > 0 {
 		fmt.Fprintf(&b, "skipped by the concurrency cap %d, request errors %d\n", f.Skipped, f.Errors)
+	}
+	if n := f.Refused["standby"]; n > 0 || f.Redirected > 0 || f.Lost > 0 {
+		fmt.Fprintf(&b, "standby: %d calls refused (no active gateway for them), %d outseizes refused by a standby and sent to another gateway; %d calls lost with their gateway\n",
+			n, f.Redirected, f.Lost)
+	}
+	for _, gw := range f.Gateways {
+		fmt.Fprintf(&b, "gateway %s: admitted %d, completed %d, lost %d, standby naks %d, reconnects %d\n", gw.Address, gw.Admitted, gw.Completed, gw.Lost, gw.StandbyNaks, gw.Reconnects)
 	}
 	if len(f.Phases) > 1 {
 		for _, p := range f.Phases {

@@ -34,38 +34,38 @@ func (f *fakeClock) add(d time.Duration) { f.t = f.t.Add(d) }
 // a fake clock: answers before acks, refusals, releases by the far end.
 func TestStatsFakeClock(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
-	st := newStats(clk.now, 2, 16)
+	st := newStats(clk.now, 2, 16, []string{"gw"})
 	st.start = clk.now()
 	c := &hconn{}
 	sent := clk.now()
 	// Call 1: acked, answered 20 ms after sending, released by us: completed.
 	st.active.Add(1)
 	st.offered(0, 2*time.Millisecond)
-	st.acked(1, 0, sent, c)
+	st.acked(callKey{0, 1}, 0, sent, c)
 	clk.add(20 * time.Millisecond)
-	if cl := st.answered(1, clk.now()); cl == nil {
+	if cl := st.answered(callKey{0, 1}, clk.now()); cl == nil {
 		t.Fatal("answered call not handed back for its hold")
 	}
-	st.released(1, event{typ: "released", call: 1, cause: 16})
+	st.released(callKey{0, 1}, event{typ: "released", call: 1, cause: 16})
 	// Call 2: the answer is seen before the ack (another goroutine).
 	st.active.Add(1)
 	st.offered(0, 0)
 	clk.add(10 * time.Millisecond)
-	if cl := st.answered(2, clk.now()); cl != nil {
+	if cl := st.answered(callKey{0, 2}, clk.now()); cl != nil {
 		t.Fatal("answer before the ack handed back")
 	}
-	if ans, rel := st.acked(2, 0, sent, c); ans == nil || rel != nil {
+	if ans, rel := st.acked(callKey{0, 2}, 0, sent, c); ans == nil || rel != nil {
 		t.Fatal("ack after the answer does not hand the call back")
 	}
-	st.released(2, event{typ: "released", call: 2, cause: 16})
+	st.released(callKey{0, 2}, event{typ: "released", call: 2, cause: 16})
 	// Call 3: refused at 100 ms; call 4 (phase 1) released by the far end with ACL.
 	clk.add(70 * time.Millisecond)
 	st.active.Add(2)
 	st.offered(0, 0)
 	st.refused(0, wire.StatusOutboundCongestion.Name(), clk.now())
 	st.offered(1, 150*time.Millisecond)
-	st.acked(4, 1, clk.now(), c)
-	st.released(4, event{typ: "released", call: 4, cause: 42, acl: 1, remote: true})
+	st.acked(callKey{0, 4}, 1, clk.now(), c)
+	st.released(callKey{0, 4}, event{typ: "released", call: 4, cause: 42, acl: 1, remote: true})
 	st.skipped(1)
 
 	clk.add(900 * time.Millisecond)

@@ -40,10 +40,19 @@ interrupted). A full call (IAM, ACM, ANM, REL, RLC) needs both: e.g.
   isupgw load --answer --addr 127.0.0.1:7701 --token s3cret &
   isupgw load --addr 127.0.0.1:7700 --token s3cret --dpc 2 --rate 1000 --duration 30s
 
+Several gateways: --addr A1,A2 (or --addr repeated) for an active/standby
+pair or N gateways by point code. Each call goes to a gateway available for
+its destination (connected, not standby, with circuits towards the DPC, the
+DPC not reported unavailable), the least loaded; a standby's refusal (0x0120)
+sends the call to the other, and a call stays on the gateway that took it.
+A gateway whose connections end is dialled again until the run ends.
+The report counts calls refused because of standby, outseizes redirected,
+calls lost with a gateway whose connection ended, and each gateway's share.
+
 Number patterns: every X is a digit of the call's sequence number, every ?
 a random digit (--called 4930XXXXXX).`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7700", Usage: "the gateway's host API: host:port, or a Unix socket path"},
+			&cli.StringSliceFlag{Name: "addr", Value: cli.NewStringSlice("127.0.0.1:7700"), Usage: "the gateway's host API: host:port, or a Unix socket path; repeat or comma-separate for several gateways (a pair, or N by point code): each call goes to one available for its destination"},
 			&cli.StringFlag{Name: "token", Usage: "host API token (or ISUPGW_TOKEN)", EnvVars: []string{"ISUPGW_TOKEN"}},
 			&cli.StringFlag{Name: "token-file", Usage: "read the token from this file"},
 			&cli.StringFlag{Name: "app", Usage: "application name in hello"},
@@ -83,7 +92,18 @@ a random digit (--called 4930XXXXXX).`,
 				}
 				defer pprof.StopCPUProfile()
 			}
-			network, addr := "tcp", c.String("addr")
+			var addrs []string
+			for _, s := range c.StringSlice("addr") {
+				for _, a := range strings.Split(s, ",") {
+					if a = strings.TrimSpace(a); a != "" {
+						addrs = append(addrs, a)
+					}
+				}
+			}
+			if len(addrs) == 0 {
+				return fmt.Errorf("--addr: no address")
+			}
+			network, addr := "tcp", addrs[0]
 			if strings.Contains(addr, "/") {
 				network = "unix"
 			}
@@ -96,6 +116,9 @@ a random digit (--called 4930XXXXXX).`,
 				token = strings.TrimSpace(string(b))
 			}
 			if c.Bool("answer") {
+				if len(addrs) > 1 {
+					return fmt.Errorf("--answer takes one --addr (run one answering side per gateway)")
+				}
 				d := c.Duration("duration")
 				if !c.IsSet("duration") {
 					d = 0
@@ -108,7 +131,8 @@ a random digit (--called 4930XXXXXX).`,
 			if err != nil {
 				return err
 			}
-			o.Network, o.Address, o.Token = network, addr, token
+			// Dashed point codes are resolved against the first gateway.
+			o.Network, o.Address, o.Addresses, o.Token = network, addr, addrs, token
 			if o.DPCs, err = resolveDPCs(ctx, o, dpcs); err != nil {
 				return err
 			}

@@ -21,6 +21,8 @@ func TestLoadFlagErrors(t *testing.T) {
 		{[]string{"--rate", "10"}, "--dpc or --route"},
 		{[]string{"--dpc", "x", "--rate", "10"}, "point code"},
 		{[]string{"--dpc", "2", "--rate", "10", "--called", "49-30"}, "not a digit"},
+		{[]string{"--answer", "--addr", "127.0.0.1:1,127.0.0.1:2"}, "--answer takes one --addr"},
+		{[]string{"--addr", " , ", "--dpc", "2", "--rate", "10"}, "--addr: no address"},
 	} {
 		var out, errb bytes.Buffer
 		err := newApp(strings.NewReader(""), &out, &errb).Run(append([]string{"isupgw", "load"}, c.args...))
@@ -49,5 +51,17 @@ func TestLoadResolvesDashedPointCodes(t *testing.T) {
 	}
 	if _, err := resolveDPCs(context.Background(), o, []string{"0-0-9"}); err == nil || !strings.Contains(err.Error(), "no circuit group of the gateway has point code 0-0-9") {
 		t.Errorf("an unknown point code: %v", err)
+	}
+}
+
+// Several addresses, none reachable: the error names each.
+func TestLoadNoGatewayOfSeveral(t *testing.T) {
+	var out, errb bytes.Buffer
+	err := newApp(strings.NewReader(""), &out, &errb).Run([]string{"isupgw", "load", "--addr", "127.0.0.1:1", "--addr", "127.0.0.1:2,127.0.0.1:3",
+		"--dpc", "2", "--rate", "10", "--duration", "1s"})
+	for _, a := range []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"} {
+		if err == nil || !strings.Contains(err.Error(), a) {
+			t.Fatalf("%v (want %s named)", err, a)
+		}
 	}
 }

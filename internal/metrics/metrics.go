@@ -70,6 +70,7 @@ var defs = []struct {
 	{"isupgw_m3ua_data_messages_total", "M3UA DATA messages, by direction.", []string{"direction"}},
 	{"isupgw_m3ua_bytes_total", "M3UA bytes, by direction.", []string{"direction"}},
 	{"isupgw_m3ua_errors_total", "M3UA problems, by kind (malformed, unexpected, refused_peer, refused_takeover, unsolicited_ack, tack_retransmit, beat_timeout, reconnect, no_route).", []string{"kind"}},
+	{"isupgw_m3ua_recovery_messages_total", "DATA an SG queued for an AS-PENDING AS during T(r), by outcome (queued, delivered, dropped: queue full, discarded: T(r) expired).", []string{"outcome"}},
 	{"isupgw_m3ua_association_up", "1 when the association's ASP state is active.", []string{"association", "state"}},
 	{"isupgw_redundancy_role", "1 for the gateway's role in an active/standby pair (single, active or standby).", []string{"role"}},
 	{"isupgw_redundancy_role_changes_total", "Role changes of an active/standby gateway (takeovers and returns to standby).", nil},
@@ -180,6 +181,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			"refused_takeover": m.RefusedTakeovers.Load(), "unsolicited_ack": m.UnsolicitedAcks.Load(),
 			"tack_retransmit": m.TackRetransmits.Load(), "beat_timeout": m.BeatTimeouts.Load(), "reconnect": m.Reconnects.Load(), "no_route": m.NoRoute.Load()} {
 			counter("isupgw_m3ua_errors_total", float64(v), kind)
+		}
+		for outcome, v := range map[string]uint64{"queued": m.RecoveryQueued.Load(), "delivered": m.RecoveryDelivered.Load(),
+			"dropped": m.RecoveryDropped.Load(), "discarded": m.RecoveryDiscarded.Load()} {
+			counter("isupgw_m3ua_recovery_messages_total", float64(v), outcome)
 		}
 	}
 	if c.src.Peers != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/isupgw/isupgw/mtp"
@@ -48,6 +49,12 @@ type Endpoint struct {
 	// AS AS-PENDING (SG side, as.go).
 	asMu    sync.Mutex
 	recover map[*Association]time.Time
+	// queues (under asMu) hold DATA for AS-PENDING ASes during T(r);
+	// queuing is their number, so that Transfer pays one atomic load when
+	// there is none (as.go).
+	queues                  []*recoveryQueue
+	queuing                 atomic.Int32
+	queueMax, queueMaxBytes int
 }
 
 // Errors.
@@ -64,6 +71,7 @@ func New(cfg Config, opts ...Option) (*Endpoint, error) {
 		beatInterval: DefaultBeatInterval, beatTimeout: DefaultBeatTimeout,
 		backoffMin: DefaultBackoffMin, backoffMax: DefaultBackoffMax,
 		reroute: mtp.DefaultRerouteDelay, recovery: DefaultRecovery, recover: map[*Association]time.Time{}, indQueue: DefaultQueue, evQueue: DefaultEventsQueue,
+		queueMax: DefaultRecoveryQueue, queueMaxBytes: DefaultRecoveryQueueBytes,
 		log: zerolog.Nop(), byName: map[string]*Association{}, sessions: map[*session]struct{}{},
 	}
 	for _, o := range opts {
@@ -160,7 +168,20 @@ func (e *Endpoint) Addr() netip.AddrPort {
 // Transfer is MTP-TRANSFER request: route by DPC, pick association and
 // stream by SLS, send. Safe from many goroutines.
 func (e *Endpoint) Transfer(m *mtp.Message) error {
+	queuing := e.queuing.Load() > 0
+	if queuing {
+		// While a queue is being delivered to the ASP that became active,
+		// later messages for its AS go behind it (order per AS).
+		if held, err := e.holdForRecovery(m, true); held {
+			return err
+		}
+	}
 	err := e.table.Transfer(m)
+	if queuing && errors.Is(err, mtp.ErrUnavailable) {
+		if held, qerr := e.holdForRecovery(m, false); held {
+			return qerr
+		}
+	}
 	if errors.Is(err, mtp.ErrNoRoute) || errors.Is(err, mtp.ErrUnavailable) {
 		e.stats.NoRoute.Add(1)
 	}

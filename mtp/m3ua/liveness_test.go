@@ -151,9 +151,13 @@ func TestLivenessDeadAndHungPeer(t *testing.T) {
 				again = func() { startPeerProcess(t, "dial:"+e.Addr().String()) }
 			}
 			waitState(t, e, peer, "active")
+			// A message the SG queues for T(r) (the lost ASP's AS is pending,
+			// RFC 4666 §4.3.4.4) is not routed through the lost peer.
 			routed := func() bool {
+				queued := e.Stats().RecoveryQueued.Load()
 				return e.Peer(peer).Available() ||
-					e.Transfer(&mtp.Message{Label: mtp.Label{OPC: 9, DPC: dpc, SI: mtp.SIISUP, SLS: 1}, Payload: []byte{1}}) == nil
+					e.Transfer(&mtp.Message{Label: mtp.Label{OPC: 9, DPC: dpc, SI: mtp.SIISUP, SLS: 1}, Payload: []byte{1}}) == nil &&
+						e.Stats().RecoveryQueued.Load() == queued
 			}
 
 			// Hung peer.

@@ -30,6 +30,11 @@ type Stats struct {
 	// its AS had no active ASP; ASPendingSent the NTFY AS-Pending an SG sent.
 	StandbyTakeovers atomic.Uint64
 	ASPendingSent    atomic.Uint64
+	// The SG's queue for an AS-PENDING AS during T(r) (RFC 4666 §4.3.4.4):
+	// DATA queued, delivered to the ASP that became active, dropped because
+	// the queue was full (count or bytes), discarded at T(r) expiry.
+	RecoveryQueued, RecoveryDelivered  atomic.Uint64
+	RecoveryDropped, RecoveryDiscarded atomic.Uint64
 }
 
 // Received returns the count of received messages of class and type.
@@ -105,6 +110,8 @@ func (s *Stats) Snapshot() map[string]uint64 {
 		"wrong_ppid": &s.WrongPPID, "data_in": &s.DataIn, "data_out": &s.DataOut,
 		"bytes_in": &s.BytesIn, "bytes_out": &s.BytesOut, "capture_errors": &s.CaptureErrors,
 		"standby_takeovers": &s.StandbyTakeovers, "as_pending_sent": &s.ASPendingSent,
+		"recovery_queued": &s.RecoveryQueued, "recovery_delivered": &s.RecoveryDelivered,
+		"recovery_dropped": &s.RecoveryDropped, "recovery_discarded": &s.RecoveryDiscarded,
 	} {
 		if x := v.Load(); x != 0 {
 			m[name] = x
