@@ -106,7 +106,7 @@ type StatusInfo struct {
 // Statuses is every status code a host can receive, in numeric order; the
 // documentation table is checked against it.
 var Statuses = []StatusInfo{
-	{StatusOutboundCongestion, "outbound_congestion", "The gateway's own outbound queue is congested (SPRC level 1 or 2), or this host already has its share of requests waiting in the gateway (`MaxPending`); no IAM was sent, try later."},
+	{StatusOutboundCongestion, "outbound_congestion", "The gateway refuses the call before any IAM, try later: its own outbound queue is congested (SPRC level 1 or 2); or the adaptive admission's limit on calls in set-up to this destination, or overall, is reached (only the excess over what the gateway or the far end serves is refused; docs/congestion.md); or this host already has its share of requests waiting in the gateway (`MaxPending`). A cooperative host backs off (`isupgw load --cooperative`)."},
 	{StatusOK, "ok", "Positive acknowledgement: the request was carried out."},
 	{StatusNoCircuit, "no_circuit", "Every circuit towards the destination is busy, blocked or controlled by the far end."},
 	{StatusDestinationUnavailable, "destination_unavailable", "The destination is unreachable (MTP pause) or its ISUP user part is unavailable."},
