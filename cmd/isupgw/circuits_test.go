@@ -4,17 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/isupgw/isupgw/host/client"
-	"github.com/isupgw/isupgw/internal/app"
+	"github.com/isupgw/isupgw/internal/app/apptest"
 )
 
 const pairYAMLA = `point_code: 1
@@ -39,62 +35,23 @@ host_api: {tcp: "127.0.0.1:0", token: secret}
 metrics: 127.0.0.1:0
 `
 
-// gw is a gateway process run in the test, as `isupgw run` runs it.
+// gw is a gateway run in the test process, as `isupgw run` runs it.
 type gw struct {
-	run  *app.Running
-	api  string
-	path string
-	err  chan error
-}
-
-func startGateway(t *testing.T, ctx context.Context, yaml string) *gw {
-	t.Helper()
-	g := &gw{err: make(chan error, 1), path: filepath.Join(t.TempDir(), "isupgw.yaml")}
-	if err := os.WriteFile(g.path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ready := make(chan *app.Running, 1)
-	go func() {
-		g.err <- app.Run(ctx, app.Options{ConfigPath: g.path, LogOut: io.Discard, Signals: make(chan os.Signal), DrainTimeout: 100 * time.Millisecond,
-			Ready: func(r *app.Running) { ready <- r }})
-	}()
-	select {
-	case g.run = <-ready:
-	case err := <-g.err:
-		t.Fatalf("gateway did not start: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("gateway did not start within 10 s")
-	}
-	g.api = g.run.Host.TCPAddr().String()
-	return g
+	*apptest.Gateway
+	api string
 }
 
 // startTwo runs A (point code 1) and B (2) over M3UA on loopback and waits for
 // their start-up resets.
 func startTwo(t *testing.T) (a, b *gw) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	udp := c.LocalAddr().(*net.UDPAddr).Port
-	c.Close()
-	a = startGateway(t, ctx, fmt.Sprintf(pairYAMLA, udp))
-	b = startGateway(t, ctx, fmt.Sprintf(pairYAMLB, udp))
-	t.Cleanup(func() {
-		cancel()
-		for _, g := range []*gw{a, b} {
-			select {
-			case <-g.err:
-			case <-time.After(15 * time.Second):
-				t.Error("gateway did not stop")
-			}
-		}
-	})
+	udp := apptest.FreeUDPPort(t)
+	a = &gw{Gateway: apptest.Start(t, context.Background(), fmt.Sprintf(pairYAMLA, udp))}
+	b = &gw{Gateway: apptest.Start(t, context.Background(), fmt.Sprintf(pairYAMLB, udp))}
 	for _, g := range []*gw{a, b} {
+		g.api = g.HostAddr()
 		eventually(t, "destination available and circuits reset", func() bool {
-			st := g.run.Gateway.Status()
+			st := g.Gateway.Gateway.Status()
 			return len(st.Destinations) == 1 && st.Destinations[0].Available && st.Circuits["idle"] == 8
 		})
 	}
@@ -242,7 +199,7 @@ func TestCircuitMaintenanceBetweenTwoGateways(t *testing.T) {
 		}
 		waitReleased(t, eventsA, nil)
 	}
-	eventually(t, "B idle", func() bool { return b.run.Gateway.Status().Circuits["idle, remotely blocked"] == 4 })
+	eventually(t, "B idle", func() bool { return b.Gateway.Gateway.Status().Circuits["idle, remotely blocked"] == 4 })
 
 	// Unblock: CGU; B may seize all eight again.
 	if out := a.mustIsupgw(t, "circuits", "unblock", "--dpc", "2", "--cic", "1-4"); !strings.Contains(out, "CGU sent, CGUA received") {
@@ -266,7 +223,7 @@ func TestCircuitMaintenanceBetweenTwoGateways(t *testing.T) {
 	}
 
 	// Reset one busy circuit from A: the call is released on both hosts.
-	eventually(t, "A's calls up", func() bool { return a.run.Gateway.Status().Circuits["incoming busy"] == 8 })
+	eventually(t, "A's calls up", func() bool { return a.Gateway.Gateway.Status().Circuits["incoming busy"] == 8 })
 	busyA := a.mustIsupgw(t, "circuits", "--cic", "5")
 	callA := row(t, busyA, 5)[7]
 	if out := a.mustIsupgw(t, "circuits", "reset", "--dpc", "2", "--cic", "5"); !strings.Contains(out, "RSC sent, RLC received") {
@@ -287,7 +244,7 @@ func TestCircuitMaintenanceBetweenTwoGateways(t *testing.T) {
 		}
 	}
 	for _, g := range []*gw{a, b} {
-		eventually(t, "idle after the releases", func() bool { return g.run.Gateway.Status().Circuits["idle"] == 8 })
+		eventually(t, "idle after the releases", func() bool { return g.Gateway.Gateway.Status().Circuits["idle"] == 8 })
 	}
 
 	// Query from A after B blocked CIC 3 (through the host API request itself):
@@ -347,7 +304,7 @@ func TestCircuitsCommandErrors(t *testing.T) {
 func TestStatusHealthyPairExitsZero(t *testing.T) {
 	a, _ := startTwo(t)
 	var out, errb bytes.Buffer
-	err := newApp(strings.NewReader(""), &out, &errb).Run([]string{"isupgw", "status", "--addr", a.run.MetricsAddr.String()})
+	err := newApp(strings.NewReader(""), &out, &errb).Run([]string{"isupgw", "status", "--addr", a.MetricsAddr.String()})
 	if err != nil {
 		t.Fatalf("status of a healthy gateway: %v\n%s", err, out.String())
 	}

@@ -44,7 +44,7 @@ func TestTraceShowsOneCallBetweenTwoGateways(t *testing.T) {
 	}()
 	defer func() { stop(); <-done }()
 	eventually(t, "the trace running on A", func() bool {
-		n, err := a.run.Gateway.Stack.TraceCount(context.Background())
+		n, err := a.Gateway.Gateway.Stack.TraceCount(context.Background())
 		return err == nil && n == 1
 	})
 
