@@ -1,41 +1,22 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/isupgw/isupgw/host/client"
+	"github.com/isupgw/isupgw/internal/lockedbuf"
 )
-
-// syncBuffer is an output the command writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestTraceShowsOneCallBetweenTwoGateways(t *testing.T) {
 	a, b := startTwo(t)
 	_, eventsA := a.host(t, true)
 	hostB, eventsB := b.host(t, false)
 
-	var out syncBuffer
+	var out lockedbuf.Buffer
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

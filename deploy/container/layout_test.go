@@ -12,10 +12,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/isupgw/isupgw/internal/lockedbuf"
 )
 
 const uid = 65532 // the image's user (Dockerfile USER, layout.sh)
@@ -129,30 +130,12 @@ func TestRuntimeLayoutAsUnprivilegedUser(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for a child's output and a reader.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // runAndStop starts the gateway, waits for `isupgw status` to succeed,
 // checks it runs as the user with its socket in the runtime directory, and
 // stops it with SIGTERM (exit 0).
 func runAndStop(t *testing.T, g *exec.Cmd, bin, metricsAddr, sock string) {
 	t.Helper()
-	var logs lockedBuffer // the gateway writes while a failure reads it
+	var logs lockedbuf.Buffer // the gateway writes while a failure reads it
 	g.Stdout, g.Stderr = &logs, &logs
 	if err := g.Start(); err != nil {
 		t.Fatal(err)

@@ -10,11 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/isupgw/isupgw/internal/app"
+	"github.com/isupgw/isupgw/internal/lockedbuf"
 )
 
 const token = "s3cret"
@@ -63,7 +63,7 @@ metrics: 127.0.0.1:0
 	}
 
 	answerer := exec.Command(py, "place_call.py", "--tcp", b.Host.TCPAddr().String(), "--token", token, "--answer", "--count", "1")
-	answerOut := &syncBuffer{}
+	answerOut := &lockedbuf.Buffer{}
 	answerer.Stdout, answerer.Stderr = answerOut, answerOut
 	if err := answerer.Start(); err != nil {
 		t.Fatal(err)
@@ -137,22 +137,4 @@ func start(t *testing.T, y string) *app.Running {
 		t.Fatal("gateway did not start within 10 s")
 	}
 	return nil
-}
-
-// syncBuffer collects a process's output while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/isupgw/isupgw/gateway"
 	"github.com/isupgw/isupgw/host/client"
 	"github.com/isupgw/isupgw/host/wire"
+	"github.com/isupgw/isupgw/internal/lockedbuf"
 	"github.com/isupgw/isupgw/isup/stack"
 	"github.com/isupgw/isupgw/mtp"
 )
@@ -46,7 +47,7 @@ func TestAssociationDownWarnsAndAlarmsUntilUp(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	udp := freeUDPPort(t)
-	logB := &syncBuffer{}
+	logB := &lockedbuf.Buffer{}
 	b := startLogged(t, ctx, fmt.Sprintf(yamlB, udp), logB)
 	host, err := client.Dial(context.Background(), "tcp", b.run.Host.TCPAddr().String(), client.Config{App: "ops", Token: "secret"})
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/isupgw/isupgw/host/client"
 	"github.com/isupgw/isupgw/host/wire"
+	"github.com/isupgw/isupgw/internal/lockedbuf"
 	"github.com/isupgw/isupgw/isup/stack"
 	"github.com/isupgw/isupgw/mtp"
 )
@@ -63,7 +64,7 @@ func TestPointCodesShownAndReadAsConfigured(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	udp := freeUDPPort(t)
-	logA, logB := &syncBuffer{}, &syncBuffer{}
+	logA, logB := &lockedbuf.Buffer{}, &lockedbuf.Buffer{}
 	a := startLogged(t, ctx, fmt.Sprintf(yamlA383, udp), logA)
 	startLogged(t, ctx, fmt.Sprintf(yamlB383, udp), logB)
 	eventually(t, "A's destination available", func() bool {
@@ -229,7 +230,7 @@ func TestWrongPeerAddressAlarmsUntilFixedAndReloaded(t *testing.T) {
 	defer cancel()
 	udp, wrong := freeUDPPort(t), silentUDPPort(t)
 	a := start(t, ctx, fmt.Sprintf(yamlA, udp, "10s"))
-	logB := &syncBuffer{}
+	logB := &lockedbuf.Buffer{}
 	b := startLogged(t, ctx, fmt.Sprintf(yamlB, wrong), logB)
 	host, err := client.Dial(context.Background(), "tcp", b.run.Host.TCPAddr().String(), client.Config{App: "ops", Token: "secret"})
 	if err != nil {

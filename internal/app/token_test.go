@@ -1,38 +1,19 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/isupgw/isupgw/host/client"
+	"github.com/isupgw/isupgw/internal/lockedbuf"
 )
-
-// syncBuffer is a log destination the test can read while the gateway runs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A token generated for the run is written to a file of mode 0600 that the
 // log names, never to the log; hosts that read it get in, and the file goes
@@ -56,7 +37,7 @@ metrics: 127.0.0.1:0
 			if err := os.WriteFile(path, []byte(fmt.Sprintf(y, freeUDPPort(t), tc.extra)), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			var logs syncBuffer
+			var logs lockedbuf.Buffer
 			ready, errc, sigs := make(chan *Running, 1), make(chan error, 1), make(chan os.Signal, 1)
 			go func() {
 				errc <- Run(context.Background(), Options{ConfigPath: path, LogOut: &logs, Signals: sigs, DrainTimeout: 100 * time.Millisecond,
@@ -130,7 +111,7 @@ metrics: 127.0.0.1:0
 	if err := os.WriteFile(path, []byte(fmt.Sprintf(y, freeUDPPort(t))), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs lockedbuf.Buffer
 	ready, errc, sigs := make(chan *Running, 1), make(chan error, 1), make(chan os.Signal, 1)
 	go func() {
 		errc <- Run(context.Background(), Options{ConfigPath: path, LogOut: &logs, Signals: sigs, DrainTimeout: 100 * time.Millisecond,

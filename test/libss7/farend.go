@@ -11,11 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/isupgw/isupgw/internal/lockedbuf"
 )
 
 // Header is where libss7-dev puts the library's header.
@@ -112,7 +113,7 @@ type Farend struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	log    *Log
-	stderr *lockedBuffer
+	stderr *lockedbuf.Buffer
 	exited chan struct{}
 	err    error // Wait's result, valid once exited is closed
 	inMu   sync.Mutex
@@ -127,7 +128,7 @@ func Start(t testing.TB, bin string, cfg Config, link *os.File) *Farend {
 		t:      t,
 		name:   fmt.Sprintf("farend[%s %s]", cfg.Variant, cfg.OPC),
 		log:    newLog(),
-		stderr: &lockedBuffer{},
+		stderr: &lockedbuf.Buffer{},
 		exited: make(chan struct{}),
 	}
 	f.cmd = exec.Command(bin, cfg.args()...)
@@ -286,21 +287,4 @@ func StartPeerConn(t testing.TB, bin string, cfg Config) (*Farend, net.Conn) {
 	file.Close() // FileConn holds its own copy
 	t.Cleanup(func() { conn.Close() })
 	return f, conn
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/isupgw/isupgw/host/client"
 	"github.com/isupgw/isupgw/internal/app"
+	"github.com/isupgw/isupgw/internal/lockedbuf"
 	"github.com/isupgw/isupgw/isup"
 	"github.com/isupgw/isupgw/isup/stack"
 	"github.com/isupgw/isupgw/mtp"
@@ -61,7 +62,7 @@ type gw struct {
 	v    gwVariant
 	run  *app.Running
 	far  *Farend
-	logs *lockedBuffer
+	logs *lockedbuf.Buffer
 	ncic int
 	sock string
 }
@@ -94,7 +95,7 @@ func newGateway(t *testing.T, v gwVariant, gwCICs string, ncic int) *gw {
 	if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g := &gw{t: t, v: v, logs: &lockedBuffer{}, ncic: ncic, sock: sock}
+	g := &gw{t: t, v: v, logs: &lockedbuf.Buffer{}, ncic: ncic, sock: sock}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan *app.Running, 1)
 	errc := make(chan error, 1)
