@@ -131,7 +131,7 @@ func (l *limiter) closeWindow() (refused bool, peak int64) {
 // adjust closes a destination's window: it measures the gradient from the
 // window's set-up times and applies it. ok is false when nothing was
 // measured (the limit stands).
-func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time) (refused bool, g float64, ok bool) {
+func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused bool, g float64, ok bool) {
 	refused, peak := l.closeWindow()
 	if l.n == 0 {
 		return refused, 0, false
@@ -177,19 +177,22 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time) (refused bool, g f
 		l.atMinSince = time.Time{}
 	}
 	g = min(max(float64(base+cfg.Target)/float64(max(setup, 1)), 0.5), 2)
-	l.apply(cfg, g, peak)
+	l.apply(cfg, g, peak, own)
 	return refused, g, true
 }
 
-// apply moves the limit by a gradient.
-func (l *limiter) apply(cfg *AdmissionConfig, g float64, peak int64) {
-	if g <= 0.5 && float64(peak) < l.limit {
-		// Set-up takes twice what is allowed or more: a queue is building
-		// (a load that rose past capacity at once). The headroom above what
-		// the window used protects nothing and would take a second of
+// apply moves the limit by a gradient; own says the gateway's own queue is
+// the slow part.
+func (l *limiter) apply(cfg *AdmissionConfig, g float64, peak int64, own bool) {
+	if own && g <= 0.5 && float64(peak) < l.limit {
+		// Set-up takes twice what is allowed or more, in the gateway's own
+		// queue: a load rose past its capacity at once. The headroom above
+		// what the window used protects nothing and would take a second of
 		// smoothed steps to shed while the queue grows: it goes at once, and
 		// the limit moves on from what was used. Noise at light load does not
-		// halve the set-up time's allowance, so this is not hit then.
+		// halve the set-up time's allowance, so this is not hit then; nor is
+		// it for a path that is slow for a moment (an MTP changeover
+		// buffering, Q.704 5), where the headroom carries the calls through.
 		l.limit = max(float64(peak), float64(cfg.MinLimit))
 	}
 	next := l.limit*g + math.Sqrt(l.limit)
@@ -422,22 +425,6 @@ func (c *Controller) admissionTick(now time.Time) {
 		return
 	}
 	a.window = now
-	// The overall limit follows the least congested destination: when the
-	// gateway itself is the bottleneck every destination's set-up slows
-	// down, while one slow far end must not starve the others.
-	all := a.all.Load()
-	refused, peak := all.closeWindow()
-	best, measured := 0.0, false
-	for _, l := range *a.gates.Load() {
-		r, g, ok := l.adjust(cfg, now)
-		refused = refused || r
-		if ok && (!measured || g > best) {
-			best, measured = g, true
-		}
-	}
-	if measured {
-		all.apply(cfg, best, peak)
-	}
 	// The level (alarm 0x16, ACL in every REL) says the gateway itself is
 	// congested (Q.764 2.11: the ACL is the congestion of the exchange that
 	// sends the REL). Refusals because a far end answers slowly, with the own
@@ -447,6 +434,22 @@ func (c *Controller) admissionTick(now time.Time) {
 	if a.waitN > 0 {
 		a.farEnd = 2*(a.waitSum/time.Duration(a.waitN)) < cfg.Target
 		a.waitSum, a.waitN = 0, 0
+	}
+	// The overall limit follows the least congested destination: when the
+	// gateway itself is the bottleneck every destination's set-up slows
+	// down, while one slow far end must not starve the others.
+	all := a.all.Load()
+	refused, peak := all.closeWindow()
+	best, measured := 0.0, false
+	for _, l := range *a.gates.Load() {
+		r, g, ok := l.adjust(cfg, now, !a.farEnd)
+		refused = refused || r
+		if ok && (!measured || g > best) {
+			best, measured = g, true
+		}
+	}
+	if measured {
+		all.apply(cfg, best, peak, !a.farEnd)
 	}
 	refused = refused && !a.farEnd
 	before := c.outboundLevel()
