@@ -2,8 +2,11 @@ package interop
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,6 +101,12 @@ func startProc(t *testing.T, bin, name, yaml, api, metrics string) *proc {
 		if t.Failed() {
 			t.Logf("%s log tail:\n%s", name, p.tail(30))
 		}
+		t.Logf("%s: warnings and errors logged (count, message): %s", name, p.warnings())
+		if dir := os.Getenv("ISUPGW_PAIR_LOGS"); dir != "" { // keep the logs for a look
+			if b, err := os.ReadFile(p.log); err == nil {
+				_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d.log", name, time.Now().UnixNano())), b, 0o600)
+			}
+		}
 	})
 	return p
 }
@@ -180,6 +189,57 @@ func (p *proc) tail(n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// life is the log since the last start.
+func (p *proc) life() string {
+	b, _ := os.ReadFile(p.log)
+	s := string(b)
+	if i := strings.LastIndex(s, "--- start "); i >= 0 {
+		s = s[i:]
+	}
+	return s
+}
+
+// warnings counts the distinct messages of the warn and error lines of the
+// whole log (every start).
+func (p *proc) warnings() string {
+	b, _ := os.ReadFile(p.log)
+	n := map[string]int{}
+	for _, line := range strings.Split(string(b), "\n") {
+		var rec struct{ Level, Message string }
+		if json.Unmarshal([]byte(line), &rec) == nil && (rec.Level == "warn" || rec.Level == "error") {
+			n[rec.Level+": "+rec.Message]++
+		}
+	}
+	msgs := make([]string, 0, len(n))
+	for m, c := range n {
+		msgs = append(msgs, fmt.Sprintf("%d %q", c, m))
+	}
+	sort.Strings(msgs)
+	return strings.Join(msgs, "; ")
+}
+
+// resetCounters are a gateway's GRS and GRA counts and T22 expiries from
+// /metrics (a GRS repeated at T22 shows there).
+func resetCounters(metrics string) string {
+	if metrics == "" {
+		return "?"
+	}
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get("http://" + metrics + "/metrics")
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "isupgw_isup_") && (strings.Contains(line, `"GRS"`) || strings.Contains(line, `"GRA"`) || strings.Contains(line, `"T22"`)) {
+			out = append(out, strings.TrimPrefix(line, "isupgw_isup_"))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
 // cli runs an isupgw subcommand against this gateway's host API.
 func (p *proc) cli(args ...string) (string, error) {
 	args = append(args, "--host-api", p.api, "--token", hostToken)
@@ -202,6 +262,8 @@ type party struct {
 	name   string
 	multi  *client.Multi
 	single *client.Client
+	// metricsAddr is the single gateway's /metrics address, if known.
+	metricsAddr string
 
 	mu       sync.Mutex
 	byCall   map[callKey][]client.Event
@@ -575,27 +637,31 @@ func (l *load) firstAnswered(t0 time.Time) time.Time {
 
 // failoverFigures sums up one direction's calls around a kill at t0.
 type failoverFigures struct {
-	before, completedBefore, lost  int // calls started before the kill
-	after, completedAfter, refused int // calls started after it
-	firstAnswer                    time.Duration
-	gateways                       map[int]int // completed calls after the kill by gateway
-	lostHow, refusedHow            map[string]int
-	stuck                          []string
+	// Calls started before the kill: completed, lost (seized, then ended
+	// by the failure) and refused (the outseize itself).
+	before, completedBefore, lost, refusedBefore int
+	// Calls started after it: completed, refused, and failed (seized, then
+	// released before the answer).
+	after, completedAfter, refused, failed int
+	firstAnswer                            time.Duration
+	gateways                               map[int]int // completed calls after the kill by gateway
+	how                                    map[string]int
+	stuck                                  []string
 }
 
 func figures(outs []outcome, t0, firstAnswer time.Time) failoverFigures {
-	f := failoverFigures{gateways: map[int]int{}, lostHow: map[string]int{}, refusedHow: map[string]int{}}
+	f := failoverFigures{gateways: map[int]int{}, how: map[string]int{}}
 	if !firstAnswer.IsZero() {
 		f.firstAnswer = firstAnswer.Sub(t0)
 	}
-	// The first word or two of an outcome, to count kinds.
+	// An outcome without its details, to count kinds.
 	kind := func(o outcome) string {
 		s := o.String()
 		if i := strings.Index(s, " ("); i > 0 {
 			s = s[:i]
 		}
-		if len(s) > 60 {
-			s = s[:60]
+		if i := strings.Index(s, " no circuit"); i > 0 {
+			s = s[:i]
 		}
 		return s
 	}
@@ -603,31 +669,43 @@ func figures(outs []outcome, t0, firstAnswer time.Time) failoverFigures {
 		if o.stuck != "" {
 			f.stuck = append(f.stuck, o.called+": "+o.stuck)
 		}
-		if o.start.Before(t0) {
-			f.before++
-			if o.completed {
-				f.completedBefore++
-			} else {
-				f.lost++
-				f.lostHow[kind(o)]++
+		before := o.start.Before(t0)
+		if !o.completed {
+			when := "after"
+			if before {
+				when = "before"
 			}
-			continue
+			f.how[when+": "+kind(o)]++
 		}
-		f.after++
-		if o.completed {
+		switch {
+		case before && o.completed:
+			f.before++
+			f.completedBefore++
+		case before && o.refused != nil:
+			f.before++
+			f.refusedBefore++
+		case before:
+			f.before++
+			f.lost++
+		case o.completed:
+			f.after++
 			f.completedAfter++
 			f.gateways[o.gw]++
-		} else {
+		case o.refused != nil:
+			f.after++
 			f.refused++
-			f.refusedHow[kind(o)]++
+		default:
+			f.after++
+			f.failed++
 		}
 	}
 	return f
 }
 
 func (f failoverFigures) String() string {
-	return fmt.Sprintf("first call answered %v after the kill; started before the kill: %d, %d completed, %d lost %v; after: %d, %d completed (by gateway %v), %d refused or failed %v",
-		f.firstAnswer.Round(time.Millisecond), f.before, f.completedBefore, f.lost, f.lostHow, f.after, f.completedAfter, f.gateways, f.refused, f.refusedHow)
+	return fmt.Sprintf("first call answered %v after the kill; started before the kill %d (completed %d, lost %d, refused %d), after %d (completed %d by gateway %v, refused %d, failed %d); not completed: %v",
+		f.firstAnswer.Round(time.Millisecond), f.before, f.completedBefore, f.lost, f.refusedBefore,
+		f.after, f.completedAfter, f.gateways, f.refused, f.failed, f.how)
 }
 
 // TestActiveStandbyPairThroughSTP is issue 20's check against osmo-stp 1.6.0.
@@ -648,7 +726,11 @@ func TestActiveStandbyPairThroughSTP(t *testing.T) {
 		apiB, metricsB   = "127.0.0.1:17703", "127.0.0.1:19703"
 	)
 	p1 := startProc(t, bin, "P1", pairYAML(l.P1, 1, apiP1, metricsP1), apiP1, metricsP1)
-	b := startProc(t, bin, "B", l.gatewayYAML(l.B, transport.KindRaw, gwOptions{HostAPI: apiB, Metrics: metricsB}, l.P1), apiB, metricsB)
+	bOpts := gwOptions{HostAPI: apiB, Metrics: metricsB}
+	if dir := os.Getenv("ISUPGW_PAIR_LOGS"); dir != "" {
+		bOpts.Extra = fmt.Sprintf("capture: %q\n", filepath.Join(dir, fmt.Sprintf("B-%d.pcap", time.Now().UnixNano())))
+	}
+	b := startProc(t, bin, "B", l.gatewayYAML(l.B, transport.KindRaw, bOpts, l.P1), apiB, metricsB)
 	ready(t, "P1", p1.status, groupName(l.B), n, 60*time.Second)
 	ready(t, "B", b.status, groupName(l.P1), n, 60*time.Second)
 	if r := p1.role(); r != gateway.RoleActive {
@@ -665,6 +747,7 @@ func TestActiveStandbyPairThroughSTP(t *testing.T) {
 
 	pa := dialPair(t, "pair-host", apiP1, apiP2)
 	pb := dialOne(t, "b-host", apiB)
+	pb.metricsAddr = metricsB
 	t1 := time.Now()
 	mustComplete(t, "100 calls pair to B", pa.burst(l.B.PC, "4920", 100, 8), 0)
 	mustComplete(t, "100 calls B to pair", pb.burst(l.P1.PC, "4940", 100, 8), -1)
@@ -773,6 +856,9 @@ func failover(t *testing.T, l *Lab, pa, pb *party, dead, alive *proc, aliveGW in
 		dead.name, t0.Format("15:04:05.000"), alive.name, tActive.Sub(t0).Round(time.Millisecond), roleAlarmAfter(pa, aliveGW, t0),
 		fTo, fFrom, alive.name, st.Calls, takeovers(st), aspRow)
 	t.Logf("failover %s: %s", tag, sum)
+	t.Logf("failover %s: resets: %s %s; B %s", tag, alive.name, resetCounters(alive.metrics), resetCounters(pb.metricsAddr))
+	t.Logf("failover %s: %s: %s", tag, alive.name, grepLines(alive.life(), 3, "takes over", "takeover"))
+	t.Logf("failover %s: osmo-stp:\n%s", tag, grepLines(consoleTail(400), 12, "NOTIFY Type", "connection closed", "as-p", "ASP_ACTIVE"))
 	return sum
 }
 
@@ -946,4 +1032,21 @@ func waitSTP(t *testing.T, l *Lab, what string, want map[string]string) {
 		}
 		return true, ""
 	})
+}
+
+// grepLines returns the last n lines of text holding any of words.
+func grepLines(text string, n int, words ...string) string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		for _, w := range words {
+			if strings.Contains(line, w) {
+				out = append(out, line)
+				break
+			}
+		}
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return strings.Join(out, "\n")
 }
