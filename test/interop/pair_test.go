@@ -218,8 +218,9 @@ func (p *proc) warnings() string {
 	return strings.Join(msgs, "; ")
 }
 
-// resetCounters are a gateway's GRS and GRA counts and T22 expiries from
-// /metrics (a GRS repeated at T22 shows there).
+// resetCounters are a gateway's GRS and GRA counts, T22 expiries and
+// messages M3UA had no route for, from /metrics (a GRS repeated at T22, or a
+// GRA sent towards a destination still paused, shows there).
 func resetCounters(metrics string) string {
 	if metrics == "" {
 		return "?"
@@ -233,8 +234,9 @@ func resetCounters(metrics string) string {
 	b, _ := io.ReadAll(resp.Body)
 	var out []string
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "isupgw_isup_") && (strings.Contains(line, `"GRS"`) || strings.Contains(line, `"GRA"`) || strings.Contains(line, `"T22"`)) {
-			out = append(out, strings.TrimPrefix(line, "isupgw_isup_"))
+		reset := strings.HasPrefix(line, "isupgw_isup_") && (strings.Contains(line, `"GRS"`) || strings.Contains(line, `"GRA"`) || strings.Contains(line, `"T22"`))
+		if reset || strings.HasPrefix(line, `isupgw_m3ua_errors_total{kind="no_route"}`) {
+			out = append(out, strings.TrimPrefix(strings.TrimPrefix(line, "isupgw_isup_"), "isupgw_"))
 		}
 	}
 	return strings.Join(out, ", ")
