@@ -41,16 +41,24 @@ ASP_C_PORT=2913
 # An active/standby pair (P1, P2): two ASPs of one AS (as-p, override).
 ASP_P1_PORT=2914
 ASP_P2_PORT=2915
+# Two more gateways with point codes of their own (D, E), for N gateways by
+# point code (with A).
+ASP_D_PORT=2916
+ASP_E_PORT=2917
 # Point codes (ITU, 14 bit): gateways A, B and C, the STP; routing contexts.
 PC_A=1
 PC_B=2
 PC_C=3
 PC_P=4
+PC_D=5
+PC_E=6
 PC_STP=100
 RC_A=1
 RC_B=2
 RC_C=3
 RC_P=4
+RC_D=5
+RC_E=6
 # Gateway C's host API and metrics (/status), on the guest's address.
 GW_API_PORT=7703
 GW_METRICS_PORT=9703
@@ -404,8 +412,9 @@ EOF
 }
 
 # osmo-stp: one cs7 instance, AS A (PC 1, RC 1), AS B (PC 2, RC 2) and AS C
-# (PC 3, RC 3), one ASP each, and AS P (PC 4, RC 4) with two ASPs in override
-# mode (an active/standby pair), told apart by the SCTP port; routes to all.
+# (PC 3, RC 3), AS D (PC 5, RC 5) and AS E (PC 6, RC 6), one ASP each, and
+# AS P (PC 4, RC 4) with two ASPs in override mode (an active/standby pair),
+# told apart by the SCTP port; routes to all.
 write_stp_config() {
 	cat <<EOF
 log stderr
@@ -450,6 +459,16 @@ cs7 instance 0
   local-ip $GUEST_IP
   role sg
   sctp-role server
+ asp asp-d $ASP_D_PORT $M3UA_PORT m3ua
+  remote-ip $HOST_IP
+  local-ip $GUEST_IP
+  role sg
+  sctp-role server
+ asp asp-e $ASP_E_PORT $M3UA_PORT m3ua
+  remote-ip $HOST_IP
+  local-ip $GUEST_IP
+  role sg
+  sctp-role server
  as as-a m3ua
   asp asp-a
   routing-key $RC_A $PC_A
@@ -467,11 +486,21 @@ cs7 instance 0
   asp asp-p2
   routing-key $RC_P $PC_P
   traffic-mode override
+ as as-d m3ua
+  asp asp-d
+  routing-key $RC_D $PC_D
+  traffic-mode override
+ as as-e m3ua
+  asp asp-e
+  routing-key $RC_E $PC_E
+  traffic-mode override
  route-table system
   update route $PC_A 16777215 linkset as-a
   update route $PC_B 16777215 linkset as-b
   update route $PC_C 16777215 linkset as-c
   update route $PC_P 16777215 linkset as-p
+  update route $PC_D 16777215 linkset as-d
+  update route $PC_E 16777215 linkset as-e
  listen m3ua $M3UA_PORT
   local-ip $GUEST_IP
 EOF
@@ -645,15 +674,21 @@ LAB_ASP_B_PORT=$ASP_B_PORT
 LAB_ASP_C_PORT=$ASP_C_PORT
 LAB_ASP_P1_PORT=$ASP_P1_PORT
 LAB_ASP_P2_PORT=$ASP_P2_PORT
+LAB_ASP_D_PORT=$ASP_D_PORT
+LAB_ASP_E_PORT=$ASP_E_PORT
 LAB_PC_A=$PC_A
 LAB_PC_B=$PC_B
 LAB_PC_C=$PC_C
 LAB_PC_P=$PC_P
+LAB_PC_D=$PC_D
+LAB_PC_E=$PC_E
 LAB_PC_STP=$PC_STP
 LAB_RC_A=$RC_A
 LAB_RC_B=$RC_B
 LAB_RC_C=$RC_C
 LAB_RC_P=$RC_P
+LAB_RC_D=$RC_D
+LAB_RC_E=$RC_E
 LAB_GW_API_PORT=$GW_API_PORT
 LAB_GW_METRICS_PORT=$GW_METRICS_PORT
 LAB_GW_TOKEN=$GW_TOKEN

@@ -780,7 +780,7 @@ func TestActiveStandbyPairThroughSTP(t *testing.T) {
 	})
 	waitSTP(t, l, "P2 active, P1 inactive", map[string]string{l.P1.Name: "ASP_INACTIVE", l.P2.Name: "ASP_ACTIVE"})
 	pa.close()
-	pa = dialPair(t, "pair-host-2", apiP1, apiP2) // Multi does not redial a lost gateway
+	pa = dialPair(t, "pair-host-2", apiP1, apiP2) // attached again: not resting on the client redialling
 	mustComplete(t, "20 calls pair to B, P1 standby", pa.burst(l.B.PC, "4921", 20, 4), 1)
 	mustComplete(t, "20 calls B to pair, P1 standby", pb.burst(l.P1.PC, "4941", 20, 4), -1)
 	incomingOn(t, pa, "4941", 1)
