@@ -477,9 +477,9 @@ var isAnswerOrRelease = func(e client.Event) bool {
 var isRelease = func(e client.Event) bool { _, ok := e.(*client.Released); return ok }
 
 // call places one call to dpc, holds it hold once answered, and releases it.
-func (p *party) call(dpc uint32, called string, hold time.Duration) outcome {
-	o := outcome{called: called, start: time.Now()}
-	defer func() { o.end = time.Now() }()
+func (p *party) call(dpc uint32, called string, hold time.Duration) (o outcome) {
+	o = outcome{called: called, start: time.Now()}
+	defer func() { o.end = time.Now() }() // o is the named result: the defer sets what is returned
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	k, err := p.outseize(ctx, client.Outseize{DPC: dpc, Called: called, Calling: "4940555"})
@@ -646,7 +646,8 @@ type failoverFigures struct {
 	// released before the answer).
 	after, completedAfter, refused, failed int
 	firstAnswer                            time.Duration
-	gateways                               map[int]int // completed calls after the kill by gateway
+	firstCompleted                         time.Duration // its release done (held pairHold)
+	gateways                               map[int]int   // completed calls after the kill by gateway
 	how                                    map[string]int
 	stuck                                  []string
 }
@@ -668,6 +669,9 @@ func figures(outs []outcome, t0, firstAnswer time.Time) failoverFigures {
 		return s
 	}
 	for _, o := range outs {
+		if o.completed && o.start.After(t0) && (f.firstCompleted == 0 || o.end.Sub(t0) < f.firstCompleted) {
+			f.firstCompleted = o.end.Sub(t0)
+		}
 		if o.stuck != "" {
 			f.stuck = append(f.stuck, o.called+": "+o.stuck)
 		}
@@ -705,8 +709,8 @@ func figures(outs []outcome, t0, firstAnswer time.Time) failoverFigures {
 }
 
 func (f failoverFigures) String() string {
-	return fmt.Sprintf("first call answered %v after the kill; started before the kill %d (completed %d, lost %d, refused %d), after %d (completed %d by gateway %v, refused %d, failed %d); not completed: %v",
-		f.firstAnswer.Round(time.Millisecond), f.before, f.completedBefore, f.lost, f.refusedBefore,
+	return fmt.Sprintf("first call answered %v after the kill (completed %v); started before the kill %d (completed %d, lost %d, refused %d), after %d (completed %d by gateway %v, refused %d, failed %d); not completed: %v",
+		f.firstAnswer.Round(time.Millisecond), f.firstCompleted.Round(time.Millisecond), f.before, f.completedBefore, f.lost, f.refusedBefore,
 		f.after, f.completedAfter, f.gateways, f.refused, f.failed, f.how)
 }
 
