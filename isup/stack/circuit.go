@@ -76,8 +76,12 @@ type peer struct {
 	// resetOnResume: a takeover found the destination paused; its group is
 	// reset when it resumes.
 	resetOnResume bool
-	running       uint32
-	timerSeq      [numTimers]uint32
+	// pausedGRAs are the GRAs sent while the destination was paused, by
+	// CIC (one per group reset, so bounded by the group): MTP may have
+	// dropped them, and they are sent again at resume (repeatPausedGRAs).
+	pausedGRAs map[uint16]*isup.GroupReset
+	running    uint32
+	timerSeq   [numTimers]uint32
 }
 
 // weControl applies the glare rule to a CIC.

@@ -33,6 +33,7 @@ type Stats struct {
 	PausedReleases      uint64 // unanswered calls released because MTP paused their destination
 	Takeovers           uint64 // active/standby takeovers (Takeover)
 	ResumeRELs          uint64 // RELs repeated on MTP resume (one sent while paused was lost)
+	ResumeGRAs          uint64 // GRAs repeated on MTP resume (one sent while paused may have been lost)
 }
 
 // Hooks let congestion control steer the core without the core knowing how it

@@ -27,6 +27,7 @@ func (c *core) mtpEvent(e mtp.Event) {
 			pr.available = true
 			c.emit(Alarm{Kind: AlarmDestinationUnavailable, PC: pr.group.DPC, Cleared: true, Text: "MTP resume"})
 			c.repeatLostRELs(p)
+			c.repeatPausedGRAs(p)
 			if c.cfg.ResetOnResume || (c.cfg.ResetOnStart && !pr.resetDone) || pr.resetOnResume {
 				pr.resetOnResume = false
 				c.resetGroup(p)
@@ -85,6 +86,19 @@ func (c *core) repeatLostRELs(p int) {
 		c.stats.ResumeRELs++
 		c.send(p, rel)
 		c.startTimer(ci, tT1)
+	}
+}
+
+// repeatPausedGRAs sends again, on MTP resume, the GRAs answered while the
+// destination was paused (see onGroupReset): the far end's GRS is still
+// pending if MTP dropped them. A GRA it did receive makes the repeat an
+// unexpected GRA there, discarded (Q.764 §2.9.3.1, unexpected GRA).
+func (c *core) repeatPausedGRAs(p int) {
+	pr := &c.peers[p]
+	for cic, gra := range pr.pausedGRAs {
+		c.stats.ResumeGRAs++
+		c.send(p, gra)
+		delete(pr.pausedGRAs, cic)
 	}
 }
 

@@ -61,3 +61,40 @@ func TestPauseReleasesUnansweredAndResumeRepeatsREL(t *testing.T) {
 	h.recv(rlc(acic))
 	h.idleAndQuiet()
 }
+
+// Issue 20, seen against osmo-stp: after a takeover the STP sends DAVA for
+// the new active's point code (M3UA stream 0) and then forwards its GRS
+// (another stream); handled concurrently, the GRS can reach the stack before
+// the resume, and the GRA goes into the still-paused MTP and is lost, so the
+// far end waits for T22 with its circuits unusable. The GRA answered while
+// paused is sent again at resume, once; a later resume sends nothing more.
+func TestGRAAnsweredWhilePausedIsRepeatedAtResume(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	h.c.mtpEvent(mtp.Pause{PC: peerPC})
+	h.takeEvents()
+	h.takeSent()
+
+	h.recv(&isup.GroupReset{Kind: isup.GRS, Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.RangeAndStatus{Range: 4}})
+	first := h.expectSent("GRA:1")[0].(*isup.GroupReset)
+
+	h.c.mtpEvent(mtp.Resume{PC: peerPC})
+	h.takeEvents()
+	again := h.expectSent("GRA:1")[0].(*isup.GroupReset)
+	if again.RangeAndStatus.Range != first.RangeAndStatus.Range {
+		t.Fatalf("repeated GRA range %d, want %d", again.RangeAndStatus.Range, first.RangeAndStatus.Range)
+	}
+	if h.c.stats.ResumeGRAs != 1 {
+		t.Fatalf("ResumeGRAs %d, want 1", h.c.stats.ResumeGRAs)
+	}
+
+	// Answered while available: not repeated at the next resume.
+	h.recv(&isup.GroupReset{Kind: isup.GRS, Circuit: isup.Circuit{CIC: 1}, RangeAndStatus: isup.RangeAndStatus{Range: 4}})
+	h.expectSent("GRA:1")
+	h.c.mtpEvent(mtp.Pause{PC: peerPC})
+	h.c.mtpEvent(mtp.Resume{PC: peerPC})
+	h.takeEvents()
+	h.expectSent("")
+	if h.c.stats.ResumeGRAs != 1 {
+		t.Fatalf("ResumeGRAs %d after a second resume, want still 1", h.c.stats.ResumeGRAs)
+	}
+}

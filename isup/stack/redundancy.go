@@ -60,6 +60,7 @@ func (c *core) standby(reason string) {
 	for p := range c.peers {
 		pr := &c.peers[p]
 		pr.resetOnResume = false
+		clear(pr.pausedGRAs)
 		for ci := pr.first; ci < pr.first+pr.count; ci++ {
 			cc := &c.circuits[ci]
 			if cl := cc.call; cl != nil {

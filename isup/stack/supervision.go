@@ -484,6 +484,17 @@ func (c *core) onGroupReset(p int, ci int32, m *isup.GroupReset) {
 			c.refresh(ci)
 		})
 		c.send(p, gra)
+		if pr := &c.peers[p]; !pr.available {
+			// A GRS can come in before MTP's resume of its sender reaches
+			// us (M3UA: DAVA on stream 0, the GRS on another, handled
+			// concurrently): our GRA then goes into a paused MTP. Sent
+			// again at resume, else the far end waits T22 with its circuits
+			// unusable (Q.764 §2.9.3.1: it repeats the GRS only at T22).
+			if pr.pausedGRAs == nil {
+				pr.pausedGRAs = map[uint16]*isup.GroupReset{}
+			}
+			pr.pausedGRAs[m.CIC] = gra
+		}
 		// The GRA's status says only maintenance blocking (Q.763 §3.43): our
 		// hardware blocking follows it as hardware failure oriented CGBs
 		// (Q.764 §2.9.3.2, as OpenSS7 does).

@@ -34,6 +34,17 @@ const hostToken = "interop"
 // GatewayYAML is the configuration file of a host-side gateway: side s's
 // ASP over transport k (udp or raw) with circuits to the gateways of peers.
 func (l *Lab) GatewayYAML(s Side, k transport.Kind, peers ...Side) string {
+	return l.gatewayYAML(s, k, gwOptions{HostAPI: "127.0.0.1:0", Metrics: "127.0.0.1:0"}, peers...)
+}
+
+// gwOptions are what differs between the gateways of the lab's tests.
+type gwOptions struct {
+	HostAPI, Metrics string // listen addresses
+	PeerExtra        string // more fields of the stp peer, e.g. "asp_id: 1"
+	Extra            string // more top-level lines
+}
+
+func (l *Lab) gatewayYAML(s Side, k transport.Kind, o gwOptions, peers ...Side) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "point_code: %d\nm3ua:\n  role: asp\n  transport: %v\n", s.PC, k)
 	// osmo-stp knows the ASP by its SCTP port: m3ua.local fixes it (over UDP
@@ -46,13 +57,19 @@ func (l *Lab) GatewayYAML(s Side, k transport.Kind, peers ...Side) string {
 	for _, p := range peers {
 		pcs = append(pcs, fmt.Sprint(p.PC))
 	}
-	fmt.Fprintf(&b, "  peers:\n    - {name: stp, connect: %q, routing_contexts: [%d], traffic_mode: override, point_codes: [%s]}\n",
-		l.STPRaw().String(), s.RC, strings.Join(pcs, ", "))
+	extra := ""
+	if o.PeerExtra != "" {
+		extra = ", " + o.PeerExtra
+	}
+	fmt.Fprintf(&b, "  peers:\n    - {name: stp, connect: %q, routing_contexts: [%d], traffic_mode: override, point_codes: [%s]%s}\n",
+		l.STPRaw().String(), s.RC, strings.Join(pcs, ", "), extra)
 	b.WriteString("circuit_groups:\n")
 	for _, p := range peers {
 		fmt.Fprintf(&b, "  - {name: %s, point_code: %d, cics: [%q]}\n", groupName(p), p.PC, l.GWCICs)
 	}
-	fmt.Fprintf(&b, "reset_on_resume: true\ntimers: {t22: 2s}\nhost_api: {tcp: \"127.0.0.1:0\", token: %s}\nmetrics: \"127.0.0.1:0\"\nlog: {level: info}\n", hostToken)
+	fmt.Fprintf(&b, "reset_on_resume: true\ntimers: {t22: 2s}\nhost_api: {tcp: %q, token: %s}\nmetrics: %q\nlog: {level: info}\n",
+		o.HostAPI, hostToken, o.Metrics)
+	b.WriteString(o.Extra)
 	return b.String()
 }
 

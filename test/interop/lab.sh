@@ -38,14 +38,27 @@ ASP_A_PORT=2911
 ASP_B_PORT=2912
 # The gateway inside the guest (C): kernel SCTP from the guest's address.
 ASP_C_PORT=2913
+# An active/standby pair (P1, P2): two ASPs of one AS (as-p, override).
+ASP_P1_PORT=2914
+ASP_P2_PORT=2915
+# Two more gateways with point codes of their own (D, E), for N gateways by
+# point code (with A).
+ASP_D_PORT=2916
+ASP_E_PORT=2917
 # Point codes (ITU, 14 bit): gateways A, B and C, the STP; routing contexts.
 PC_A=1
 PC_B=2
 PC_C=3
+PC_P=4
+PC_D=5
+PC_E=6
 PC_STP=100
 RC_A=1
 RC_B=2
 RC_C=3
+RC_P=4
+RC_D=5
+RC_E=6
 # Gateway C's host API and metrics (/status), on the guest's address.
 GW_API_PORT=7703
 GW_METRICS_PORT=9703
@@ -58,6 +71,18 @@ HOST_VTY=${ISUPGW_LAB_HOST_VTY:-127.0.0.1:4239}
 HOST_GW_API=${ISUPGW_LAB_HOST_GW_API:-127.0.0.1:$GW_API_PORT}
 HOST_GW_METRICS=${ISUPGW_LAB_HOST_GW_METRICS:-127.0.0.1:$GW_METRICS_PORT}
 GUEST_MEM=${ISUPGW_LAB_MEM:-512}
+# The guest kernel's SCTP failure detection (net.sctp sysctls; times in ms).
+# A gateway killed with SIGKILL on the host side (userspace SCTP over raw IP
+# or UDP) sends no ABORT: osmo-stp learns of it only when its kernel gives up
+# on the association (RFC 9260 §8.1, §8.3: Association.Max.Retrans
+# consecutive unanswered retransmissions or heartbeats). With Linux's
+# defaults (HB.interval 30 s, RTO.Max 60 s, 10 retransmissions) that takes
+# minutes; telephony signalling tunes them down (RFC 4166), as here.
+SCTP_HB_INTERVAL=${ISUPGW_LAB_SCTP_HB_INTERVAL:-500}
+SCTP_RTO_MIN=${ISUPGW_LAB_SCTP_RTO_MIN:-200}
+SCTP_RTO_INITIAL=${ISUPGW_LAB_SCTP_RTO_INITIAL:-800}
+SCTP_RTO_MAX=${ISUPGW_LAB_SCTP_RTO_MAX:-800}
+SCTP_MAX_RETRANS=${ISUPGW_LAB_SCTP_MAX_RETRANS:-4}
 BOOT_TIMEOUT=${ISUPGW_LAB_BOOT_TIMEOUT:-180} # TCG: 8 s idle, about 60 s on a loaded 2-core host
 
 SELF=$(readlink -f "$0")
@@ -333,7 +358,14 @@ echo "lab-init: loading modules"
 for m in \$(cat /lab/modules); do insmod /lib/modules/\$m || echo "lab-init: insmod \$m failed"; done
 echo $UDP_ENCAP_PORT > /proc/sys/net/sctp/udp_port
 echo $UDP_ENCAP_PORT > /proc/sys/net/sctp/encap_port
+echo $SCTP_HB_INTERVAL > /proc/sys/net/sctp/hb_interval
+echo $SCTP_RTO_MIN > /proc/sys/net/sctp/rto_min
+echo $SCTP_RTO_MAX > /proc/sys/net/sctp/rto_max
+echo $SCTP_RTO_INITIAL > /proc/sys/net/sctp/rto_initial
+echo $SCTP_MAX_RETRANS > /proc/sys/net/sctp/association_max_retrans
+echo $SCTP_MAX_RETRANS > /proc/sys/net/sctp/path_max_retrans
 echo "lab-init: sctp udp_port=\$(cat /proc/sys/net/sctp/udp_port) encap_port=\$(cat /proc/sys/net/sctp/encap_port)"
+echo "lab-init: sctp hb_interval=\$(cat /proc/sys/net/sctp/hb_interval) rto_min=\$(cat /proc/sys/net/sctp/rto_min) rto_max=\$(cat /proc/sys/net/sctp/rto_max) max_retrans=\$(cat /proc/sys/net/sctp/association_max_retrans)"
 ip link set lo up
 ip link set eth0 up
 ip addr add $GUEST_IP/$PREFIX dev eth0
@@ -379,8 +411,10 @@ echo o > /proc/sysrq-trigger
 EOF
 }
 
-# osmo-stp: one cs7 instance, AS A (PC 1, RC 1) and AS B (PC 2, RC 2), one
-# ASP each, told apart by the host SCTP port; routes to both point codes.
+# osmo-stp: one cs7 instance, AS A (PC 1, RC 1), AS B (PC 2, RC 2) and AS C
+# (PC 3, RC 3), AS D (PC 5, RC 5) and AS E (PC 6, RC 6), one ASP each, and
+# AS P (PC 4, RC 4) with two ASPs in override mode (an active/standby pair),
+# told apart by the SCTP port; routes to all.
 write_stp_config() {
 	cat <<EOF
 log stderr
@@ -415,6 +449,26 @@ cs7 instance 0
   local-ip $GUEST_IP
   role sg
   sctp-role server
+ asp asp-p1 $ASP_P1_PORT $M3UA_PORT m3ua
+  remote-ip $HOST_IP
+  local-ip $GUEST_IP
+  role sg
+  sctp-role server
+ asp asp-p2 $ASP_P2_PORT $M3UA_PORT m3ua
+  remote-ip $HOST_IP
+  local-ip $GUEST_IP
+  role sg
+  sctp-role server
+ asp asp-d $ASP_D_PORT $M3UA_PORT m3ua
+  remote-ip $HOST_IP
+  local-ip $GUEST_IP
+  role sg
+  sctp-role server
+ asp asp-e $ASP_E_PORT $M3UA_PORT m3ua
+  remote-ip $HOST_IP
+  local-ip $GUEST_IP
+  role sg
+  sctp-role server
  as as-a m3ua
   asp asp-a
   routing-key $RC_A $PC_A
@@ -427,10 +481,26 @@ cs7 instance 0
   asp asp-c
   routing-key $RC_C $PC_C
   traffic-mode override
+ as as-p m3ua
+  asp asp-p1
+  asp asp-p2
+  routing-key $RC_P $PC_P
+  traffic-mode override
+ as as-d m3ua
+  asp asp-d
+  routing-key $RC_D $PC_D
+  traffic-mode override
+ as as-e m3ua
+  asp asp-e
+  routing-key $RC_E $PC_E
+  traffic-mode override
  route-table system
   update route $PC_A 16777215 linkset as-a
   update route $PC_B 16777215 linkset as-b
   update route $PC_C 16777215 linkset as-c
+  update route $PC_P 16777215 linkset as-p
+  update route $PC_D 16777215 linkset as-d
+  update route $PC_E 16777215 linkset as-e
  listen m3ua $M3UA_PORT
   local-ip $GUEST_IP
 EOF
@@ -602,19 +672,33 @@ LAB_VTY_PORT=$VTY_PORT
 LAB_ASP_A_PORT=$ASP_A_PORT
 LAB_ASP_B_PORT=$ASP_B_PORT
 LAB_ASP_C_PORT=$ASP_C_PORT
+LAB_ASP_P1_PORT=$ASP_P1_PORT
+LAB_ASP_P2_PORT=$ASP_P2_PORT
+LAB_ASP_D_PORT=$ASP_D_PORT
+LAB_ASP_E_PORT=$ASP_E_PORT
 LAB_PC_A=$PC_A
 LAB_PC_B=$PC_B
 LAB_PC_C=$PC_C
+LAB_PC_P=$PC_P
+LAB_PC_D=$PC_D
+LAB_PC_E=$PC_E
 LAB_PC_STP=$PC_STP
 LAB_RC_A=$RC_A
 LAB_RC_B=$RC_B
 LAB_RC_C=$RC_C
+LAB_RC_P=$RC_P
+LAB_RC_D=$RC_D
+LAB_RC_E=$RC_E
 LAB_GW_API_PORT=$GW_API_PORT
 LAB_GW_METRICS_PORT=$GW_METRICS_PORT
 LAB_GW_TOKEN=$GW_TOKEN
 LAB_GW_CICS=$GW_CICS
 LAB_RUN=$RUN
 LAB_CACHE=$CACHE
+LAB_SCTP_HB_INTERVAL=$SCTP_HB_INTERVAL
+LAB_SCTP_RTO_MIN=$SCTP_RTO_MIN
+LAB_SCTP_RTO_MAX=$SCTP_RTO_MAX
+LAB_SCTP_MAX_RETRANS=$SCTP_MAX_RETRANS
 EOF
 }
 

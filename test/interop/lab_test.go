@@ -71,6 +71,15 @@ type Lab struct {
 	// C is gateway C, the isupgw binary inside the guest (kernel SCTP from
 	// the guest's own address); lab.sh starts it once osmo-stp listens.
 	C Side
+	// P1 and P2 are an active/standby pair: two ASPs of one AS (as-p, one
+	// point code, override mode), from two SCTP ports.
+	P1, P2 Side
+	// D and E are two more gateways with point codes of their own (with A:
+	// N gateways by point code).
+	D, E Side
+	// SCTP names the guest kernel's failure detection settings (lab.sh sets
+	// the net.sctp sysctls before osmo-stp starts), for the record.
+	SCTP string
 	// GWAPI and GWMetrics are gateway C's host API and metrics (/status)
 	// addresses, on the guest's address; GWToken is its host API token.
 	GWAPI, GWMetrics netip.AddrPort
@@ -139,6 +148,16 @@ func loadLab() (*Lab, error) {
 			LocalPort: uint16(num("LAB_ASP_B_PORT", 16))},
 		C: Side{Name: "asp-c", AS: "as-c", PC: uint32(num("LAB_PC_C", 24)), RC: uint32(num("LAB_RC_C", 32)),
 			LocalPort: uint16(num("LAB_ASP_C_PORT", 16))},
+		P1: Side{Name: "asp-p1", AS: "as-p", PC: uint32(num("LAB_PC_P", 24)), RC: uint32(num("LAB_RC_P", 32)),
+			LocalPort: uint16(num("LAB_ASP_P1_PORT", 16))},
+		P2: Side{Name: "asp-p2", AS: "as-p", PC: uint32(num("LAB_PC_P", 24)), RC: uint32(num("LAB_RC_P", 32)),
+			LocalPort: uint16(num("LAB_ASP_P2_PORT", 16))},
+		D: Side{Name: "asp-d", AS: "as-d", PC: uint32(num("LAB_PC_D", 24)), RC: uint32(num("LAB_RC_D", 32)),
+			LocalPort: uint16(num("LAB_ASP_D_PORT", 16))},
+		E: Side{Name: "asp-e", AS: "as-e", PC: uint32(num("LAB_PC_E", 24)), RC: uint32(num("LAB_RC_E", 32)),
+			LocalPort: uint16(num("LAB_ASP_E_PORT", 16))},
+		SCTP: fmt.Sprintf("hb_interval %s ms, rto_min %s ms, rto_max %s ms, association_max_retrans %s",
+			v["LAB_SCTP_HB_INTERVAL"], v["LAB_SCTP_RTO_MIN"], v["LAB_SCTP_RTO_MAX"], v["LAB_SCTP_MAX_RETRANS"]),
 		GWToken: v["LAB_GW_TOKEN"], GWCICs: v["LAB_GW_CICS"],
 		Run: v["LAB_RUN"],
 	}
