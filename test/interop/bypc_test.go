@@ -19,8 +19,11 @@ import (
 // groups are one per gateway (each point-code pair its own CIC space).
 //
 // The spreading here is the test's own (round robin over the gateways whose
-// connection is up and that did not refuse the destination); the Go
-// client's spreading option is another branch's work.
+// connection is up and that did not refuse the destination), so that this
+// test checks the gateways and osmo-stp apart from the client; the Go
+// client's own spreading (host/client Multi: by the destinations each
+// gateway serves, least loaded) is tested against in-process gateways in
+// host/client (TestMultiSpreadsByPointCodeAndMovesALostGatewaysShare).
 
 // spreader places each call on the next gateway that is up.
 type spreader struct {
