@@ -153,6 +153,17 @@ func Pump(t *testing.T, a, b *End) {
 	t.Fatal("pump: the machines never went quiet")
 }
 
+// AdvancePumping lets d pass in steps of 10 ms, carrying what is sent after
+// each, as on a link where units arrive while time passes.
+func AdvancePumping(t *testing.T, c *l2test.Clock, a, b *End, d time.Duration) {
+	t.Helper()
+	const step = 10 * time.Millisecond
+	for ; d > 0; d -= step {
+		c.Advance(min(d, step))
+		Pump(t, a, b)
+	}
+}
+
 // AlignPair starts two machines and proves with the normal period,
 // checking that proving lasts exactly T4N.
 func AlignPair(t *testing.T, c *l2test.Clock, f Framing) (*End, *End) {
@@ -222,8 +233,7 @@ func alignLate(t *testing.T, f Framing) {
 	c.Advance(5 * time.Second) // a repeats its alignment status meanwhile
 	b.M.Start(b.U)
 	Pump(t, a, b)
-	c.Advance(f.Timers.T4N)
-	Pump(t, a, b)
+	AdvancePumping(t, c, a, b, f.Timers.T4N)
 	if a.State() != q703.StInService || b.State() != q703.StInService {
 		t.Fatalf("%v %v", a.State(), b.State())
 	}
