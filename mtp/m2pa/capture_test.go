@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/isupgw/isupgw/mtp/internal/q703"
+	"github.com/isupgw/isupgw/mtp/internal/q703/q703test"
 	"github.com/isupgw/isupgw/mtp/mtp3/l2/l2test"
 
 	"github.com/gopacket/gopacket"
@@ -101,8 +103,8 @@ func TestCaptureYateLinkAccepted(t *testing.T) {
 	}
 	clock := l2test.New()
 	t0 := ms[0].ts
-	e := newEnd(clock, DefaultTimers())
-	e.m.setEmergency(true)
+	e := q703test.NewEnd(clock, suiteFraming, 0)
+	e.M.Emergency(true)
 	var peerMSUs, peerAcks, ours int
 	started := false
 	for _, c := range ms {
@@ -125,26 +127,26 @@ func TestCaptureYateLinkAccepted(t *testing.T) {
 			if msg.Type == TypeLinkStatus && peerMSUs == 0 && (msg.FSN != SeqInitial || msg.BSN != SeqInitial) {
 				t.Fatalf("frame %d: %v with FSN %d BSN %d before any MSU", c.frame, msg.State, msg.FSN, msg.BSN)
 			}
-			e.m.receive(c.b)
-			if st := state(e); started && st == stOutOfService {
-				t.Fatalf("frame %d (%v): link failed: %q", c.frame, msg.State, e.u.last())
+			e.Receive(c.b)
+			if st := e.State(); started && st == q703.StOutOfService {
+				t.Fatalf("frame %d (%v): link failed: %q", c.frame, msg.State, e.U.Last())
 			}
 			continue
 		}
 		// Our side's message in the capture.
 		switch {
 		case msg.Type == TypeLinkStatus && msg.State == StateAlignment && !started:
-			e.m.start(e.u)
+			e.M.Start(e.U)
 			started = true
 		case msg.Type == TypeUserData && msg.Data != nil:
-			if st := state(e); st != stInService {
+			if st := e.State(); st != q703.StInService {
 				t.Fatalf("frame %d: our side sent an MSU; our link is %v", c.frame, st)
 			}
-			e.take()
-			if err := e.m.send(msg.Priority, msg.Data); err != nil {
+			e.Take()
+			if err := e.M.Send(msg.Priority, msg.Data); err != nil {
 				t.Fatalf("frame %d: %v", c.frame, err)
 			}
-			out := e.take()
+			out := e.Take()
 			got, _ := Decode(out[len(out)-1])
 			if got.FSN != msg.FSN || !bytes.Equal(got.Data, msg.Data) {
 				t.Fatalf("frame %d: we sent FSN %d, the capture FSN %d", c.frame, got.FSN, msg.FSN)
@@ -156,19 +158,19 @@ func TestCaptureYateLinkAccepted(t *testing.T) {
 			ours++
 		}
 	}
-	if state(e) != stInService {
-		t.Fatalf("link %v at the end: %q", state(e), e.u.last())
+	if e.State() != q703.StInService {
+		t.Fatalf("link %v at the end: %q", e.State(), e.U.Last())
 	}
-	if got := len(e.u.received); got != peerMSUs || peerMSUs < 40 {
+	if got := len(e.U.ReceivedMSUs()); got != peerMSUs || peerMSUs < 40 {
 		t.Fatalf("delivered %d MSUs, the peer sent %d", got, peerMSUs)
 	}
 	if peerAcks == 0 {
 		t.Fatal("the capture has no empty User Data acknowledgements: wrong file?")
 	}
-	if e.st.Malformed.Load() != 0 || e.st.Discarded.Load() != 0 || e.st.Failures.Load() != 0 {
-		t.Fatalf("malformed %d discarded %d failures %d", e.st.Malformed.Load(), e.st.Discarded.Load(), e.st.Failures.Load())
+	if stats(e).Malformed.Load() != 0 || stats(e).Discarded.Load() != 0 || stats(e).Failures.Load() != 0 {
+		t.Fatalf("malformed %d discarded %d failures %d", stats(e).Malformed.Load(), stats(e).Discarded.Load(), stats(e).Failures.Load())
 	}
-	if _, _, _, _, n, _ := e.m.snapshot(); n > 8 {
+	if n := e.M.Snapshot().Unacked; n > 8 {
 		t.Fatalf("%d of our MSUs never acknowledged by the peer", n)
 	}
 	t.Logf("aligned; %d MSUs and %d empty acknowledgements received, %d sent", peerMSUs, peerAcks, ours)

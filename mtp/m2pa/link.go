@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/isupgw/isupgw/mtp/internal/l2conn"
 	"github.com/isupgw/isupgw/mtp/mtp3/l2"
 	"github.com/isupgw/isupgw/mtp/transport"
 )
@@ -28,15 +29,6 @@ type Config struct {
 	Tap func(out bool, local, remote netip.AddrPort, stream uint16, b []byte)
 }
 
-// Streams (RFC 4165): Link Status messages about the link (alignment,
-// proving, ready, out of service) on stream 0; User Data, and the Link Status
-// messages that must stay in order with it (processor outage and recovery,
-// busy and busy ended), on stream 1. The Yate capture does the same.
-const (
-	streamStatus = 0
-	streamData   = 1
-)
-
 // Link is an M2PA signalling link; it implements l2.Link.
 type Link struct {
 	cfg   Config
@@ -48,17 +40,11 @@ type Link struct {
 	wg     sync.WaitGroup
 	ln     transport.Listener
 
+	carrier *l2conn.Carrier
+
 	mu     sync.Mutex
-	conn   transport.Conn
-	outbox []outMsg
-	kick   chan struct{}
 	held   bool          // Hold(true): no association wanted
 	resume chan struct{} // closed by Hold(false)
-}
-
-type outMsg struct {
-	b      []byte
-	stream uint16
 }
 
 var _ l2.Link = (*Link)(nil)
@@ -77,8 +63,10 @@ func New(cfg Config) (*Link, error) {
 	if cfg.Redial <= 0 {
 		cfg.Redial = time.Second
 	}
-	l := &Link{cfg: cfg, kick: make(chan struct{}, 1)}
-	l.m = newMachine(cfg.Clock, cfg.Timers, &l.stats, l.enqueue)
+	l := &Link{cfg: cfg, carrier: l2conn.New()}
+	l.m = newMachine(cfg.Clock, cfg.Timers, &l.stats, func(b []byte, stream uint16) {
+		l.carrier.Enqueue(l2conn.Packet{B: b, Stream: stream})
+	})
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	return l, nil
 }
@@ -112,37 +100,24 @@ func (l *Link) Addr() netip.AddrPort {
 // Close ends the association and the listener.
 func (l *Link) Close() error {
 	l.cancel()
-	l.m.stop()
+	l.m.Stop()
 	if l.ln != nil {
 		_ = l.ln.Close()
 	}
-	l.mu.Lock()
-	c := l.conn
-	l.mu.Unlock()
-	if c != nil {
-		_ = c.Close()
-	}
+	l.carrier.Close()
 	l.wg.Wait()
 	return nil
 }
 
 // Abort drops the current association without a word (fault tests: it is
 // what a cable cut or a crashed peer looks like). A client dials again.
-func (l *Link) Abort() {
-	l.mu.Lock()
-	c := l.conn
-	l.mu.Unlock()
-	if c != nil {
-		_ = c.Close()
-	}
-}
+func (l *Link) Abort() { l.carrier.Close() }
 
 // Hold(true) drops the association and makes no new one (a client stops
 // dialling, a server closes what it accepts) until Hold(false): an
 // operator's deactivation, and how fault tests keep a link down.
 func (l *Link) Hold(on bool) {
 	l.mu.Lock()
-	c := l.conn
 	if on && !l.held {
 		l.held = true
 		l.resume = make(chan struct{})
@@ -151,8 +126,8 @@ func (l *Link) Hold(on bool) {
 		close(l.resume)
 	}
 	l.mu.Unlock()
-	if on && c != nil {
-		_ = c.Close()
+	if on {
+		l.carrier.Close()
 	}
 }
 
@@ -176,58 +151,34 @@ func (l *Link) waitUnheld() bool {
 func (l *Link) Stats() *Stats { return &l.stats }
 
 // State names the link state, for status output.
-func (l *Link) State() string { s, _, _, _, _, _ := l.m.snapshot(); return s.String() }
+func (l *Link) State() string { return l.m.Snapshot().State.String() }
 
 // Name is the configured name.
 func (l *Link) Name() string { return l.cfg.Name }
 
 // Start begins alignment (l2.Link).
-func (l *Link) Start(u l2.User) { l.m.start(u) }
+func (l *Link) Start(u l2.User) { l.m.Start(u) }
 
 // Stop takes the link out of service (l2.Link).
-func (l *Link) Stop() { l.m.stop() }
+func (l *Link) Stop() { l.m.Stop() }
 
 // Emergency selects emergency proving (l2.Link).
-func (l *Link) Emergency(on bool) { l.m.setEmergency(on) }
+func (l *Link) Emergency(on bool) { l.m.Emergency(on) }
 
 // Send transmits an MSU (l2.Link).
 func (l *Link) Send(priority uint8, msu []byte) error { return l.m.send(priority, msu) }
 
 // BSNT is the last FSN received (l2.Link).
-func (l *Link) BSNT() (uint32, bool) { return l.m.bsnt() }
+func (l *Link) BSNT() (uint32, bool) { return l.m.BSNT() }
 
 // Retrieve hands back unacknowledged MSUs (l2.Link).
-func (l *Link) Retrieve(fsnc uint32, ok bool) [][]byte { return l.m.retrieve(fsnc, ok) }
+func (l *Link) Retrieve(fsnc uint32, ok bool) [][]byte { return l.m.Retrieve(fsnc, ok) }
 
 // Outstanding is the unacknowledged MSUs (l2.Link).
-func (l *Link) Outstanding() int { _, _, _, _, n, _ := l.m.snapshot(); return n }
+func (l *Link) Outstanding() int { return l.m.Snapshot().Unacked }
 
 // SeqMask is 24 bits (RFC 4165 §2.2).
 func (l *Link) SeqMask() uint32 { return SeqMask }
-
-// enqueue is the machine's output: it runs under the machine's lock and
-// must not block, so a writer goroutine does the writing.
-func (l *Link) enqueue(b []byte, linkStatus bool) {
-	stream := uint16(streamData)
-	if linkStatus {
-		if msg, err := Decode(b); err == nil {
-			switch msg.State {
-			case StateProcessorOutage, StateProcessorRecovered, StateBusy, StateBusyEnded:
-			default:
-				stream = streamStatus
-			}
-		}
-	}
-	l.mu.Lock()
-	if l.conn != nil {
-		l.outbox = append(l.outbox, outMsg{b: b, stream: stream})
-	}
-	l.mu.Unlock()
-	select {
-	case l.kick <- struct{}{}:
-	default:
-	}
-}
 
 func (l *Link) dialLoop() {
 	defer l.wg.Done()
@@ -263,16 +214,14 @@ func (l *Link) acceptLoop() {
 			return
 		}
 		l.mu.Lock()
-		held, cur := l.held, l.conn
+		held := l.held
 		l.mu.Unlock()
 		if held {
 			_ = c.Close()
 			continue
 		}
 		if done != nil {
-			if cur != nil {
-				_ = cur.Close()
-			}
+			l.carrier.Close()
 			<-done
 		}
 		done = make(chan struct{})
@@ -282,60 +231,28 @@ func (l *Link) acceptLoop() {
 
 // serve runs one association until it ends.
 func (l *Link) serve(c transport.Conn) {
-	l.mu.Lock()
-	l.conn, l.outbox = c, nil
-	l.mu.Unlock()
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); l.writeLoop(c, done) }()
-	l.m.associationUp()
-	buf := make([]byte, MaxMessage+1)
-	var err error
-	for {
-		var n int
-		var stream uint16
-		n, stream, _, err = c.ReadMsg(buf)
-		if err != nil {
-			break
-		}
-		if l.cfg.Tap != nil {
-			l.cfg.Tap(false, c.LocalAddr(), c.RemoteAddr(), stream, buf[:n])
-		}
-		l.m.receive(buf[:n])
-	}
-	l.mu.Lock()
-	l.conn, l.outbox = nil, nil
-	l.mu.Unlock()
-	close(done)
-	_ = c.Close()
-	wg.Wait()
-	l.m.lost(fmt.Sprintf("SCTP association lost (%v)", err))
+	err := l.carrier.Serve(association{c, l.cfg.Tap}, MaxMessage+1, l.m.Connected, l.m.receive)
+	l.m.Lost(fmt.Sprintf("SCTP association lost (%v)", err))
 }
 
-func (l *Link) writeLoop(c transport.Conn, done chan struct{}) {
-	for {
-		select {
-		case <-done:
-			return
-		case <-l.kick:
-		}
-		l.mu.Lock()
-		if l.conn != c {
-			l.mu.Unlock()
-			return
-		}
-		batch := l.outbox
-		l.outbox = nil
-		l.mu.Unlock()
-		for _, o := range batch {
-			if l.cfg.Tap != nil {
-				l.cfg.Tap(true, c.LocalAddr(), c.RemoteAddr(), o.stream, o.b)
-			}
-			if err := c.WriteMsg(o.b, o.stream, PPID); err != nil {
-				_ = c.Close()
-				return
-			}
-		}
+// association is an SCTP association as the carrier reads and writes it,
+// with the tap, if any, seeing every message.
+type association struct {
+	transport.Conn
+	tap func(out bool, local, remote netip.AddrPort, stream uint16, b []byte)
+}
+
+func (a association) Read(buf []byte) (int, error) {
+	n, stream, _, err := a.ReadMsg(buf)
+	if err == nil && a.tap != nil {
+		a.tap(false, a.LocalAddr(), a.RemoteAddr(), stream, buf[:n])
 	}
+	return n, err
+}
+
+func (a association) Write(p l2conn.Packet) error {
+	if a.tap != nil {
+		a.tap(true, a.LocalAddr(), a.RemoteAddr(), p.Stream, p.B)
+	}
+	return a.WriteMsg(p.B, p.Stream, PPID)
 }

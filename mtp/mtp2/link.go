@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/isupgw/isupgw/mtp/internal/l2conn"
 	"github.com/isupgw/isupgw/mtp/mtp3/l2"
 )
 
@@ -39,10 +40,7 @@ type Link struct {
 	wg     sync.WaitGroup
 	ln     *net.UnixListener
 
-	mu     sync.Mutex
-	conn   *net.UnixConn
-	outbox [][]byte
-	kick   chan struct{}
+	carrier *l2conn.Carrier
 }
 
 var _ l2.Link = (*Link)(nil)
@@ -61,8 +59,8 @@ func New(cfg Config) (*Link, error) {
 	if cfg.Redial <= 0 {
 		cfg.Redial = time.Second
 	}
-	l := &Link{cfg: cfg, kick: make(chan struct{}, 1)}
-	l.m = newMachine(cfg.Clock, cfg.Timers, &l.stats, l.enqueue)
+	l := &Link{cfg: cfg, carrier: l2conn.New()}
+	l.m = newMachine(cfg.Clock, cfg.Timers, &l.stats, func(b []byte) { l.carrier.Enqueue(l2conn.Packet{B: b}) })
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	return l, nil
 }
@@ -122,16 +120,11 @@ func (l *Link) Open() error {
 // Close ends the socket (and the listener).
 func (l *Link) Close() error {
 	l.cancel()
-	l.m.stop()
+	l.m.Stop()
 	if l.ln != nil {
 		_ = l.ln.Close()
 	}
-	l.mu.Lock()
-	c := l.conn
-	l.mu.Unlock()
-	if c != nil {
-		_ = c.Close()
-	}
+	l.carrier.Close()
 	l.wg.Wait()
 	return nil
 }
@@ -140,46 +133,34 @@ func (l *Link) Close() error {
 func (l *Link) Stats() *Stats { return &l.stats }
 
 // State names the link state.
-func (l *Link) State() string { s, _, _, _, _, _ := l.m.snapshot(); return s.String() }
+func (l *Link) State() string { return l.m.Snapshot().State.String() }
 
 // Name is the configured name.
 func (l *Link) Name() string { return l.cfg.Name }
 
 // Start begins alignment (l2.Link).
-func (l *Link) Start(u l2.User) { l.m.start(u) }
+func (l *Link) Start(u l2.User) { l.m.Start(u) }
 
 // Stop takes the link out of service (l2.Link).
-func (l *Link) Stop() { l.m.stop() }
+func (l *Link) Stop() { l.m.Stop() }
 
 // Emergency selects emergency alignment (SIE) (l2.Link).
-func (l *Link) Emergency(on bool) { l.m.setEmergency(on) }
+func (l *Link) Emergency(on bool) { l.m.Emergency(on) }
 
 // Send transmits an MSU (l2.Link). Priority has no place in MTP2.
 func (l *Link) Send(_ uint8, msu []byte) error { return l.m.send(msu) }
 
 // BSNT is the last FSN accepted (l2.Link).
-func (l *Link) BSNT() (uint32, bool) { return l.m.bsnt() }
+func (l *Link) BSNT() (uint32, bool) { return l.m.BSNT() }
 
 // Retrieve hands back unacknowledged and unsent MSUs (l2.Link).
-func (l *Link) Retrieve(fsnc uint32, ok bool) [][]byte { return l.m.retrieve(fsnc, ok) }
+func (l *Link) Retrieve(fsnc uint32, ok bool) [][]byte { return l.m.Retrieve(fsnc, ok) }
 
 // Outstanding is the unacknowledged and the queued MSUs (l2.Link).
-func (l *Link) Outstanding() int { _, _, _, _, n, q := l.m.snapshot(); return n + q }
+func (l *Link) Outstanding() int { s := l.m.Snapshot(); return s.Unacked + s.Queued }
 
 // SeqMask is 7 bits (Q.703 §2.3.1).
 func (l *Link) SeqMask() uint32 { return SeqMask }
-
-func (l *Link) enqueue(b []byte) {
-	l.mu.Lock()
-	if l.conn != nil {
-		l.outbox = append(l.outbox, b)
-	}
-	l.mu.Unlock()
-	select {
-	case l.kick <- struct{}{}:
-	default:
-	}
-}
 
 func (l *Link) dialLoop() {
 	defer l.wg.Done()
@@ -207,63 +188,32 @@ func (l *Link) acceptLoop() {
 }
 
 func (l *Link) serve(c *net.UnixConn) {
-	l.mu.Lock()
-	l.conn, l.outbox = c, nil
-	l.mu.Unlock()
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); l.writeLoop(c, done) }()
-	l.m.socketUp()
-	buf := make([]byte, HeaderLen+MaxSIF+FCSLen+16)
-	var err error
-	for {
-		var n int
-		n, err = c.Read(buf)
-		if err != nil {
-			break
-		}
-		if n == 0 {
-			err = errors.New("peer closed the socket")
-			break
-		}
-		if l.cfg.Tap != nil {
-			l.cfg.Tap(false, buf[:n])
-		}
-		l.m.receive(buf[:n])
-	}
-	l.mu.Lock()
-	l.conn, l.outbox = nil, nil
-	l.mu.Unlock()
-	close(done)
-	_ = c.Close()
-	wg.Wait()
-	l.m.lost(fmt.Sprintf("socket closed (%v)", err))
+	err := l.carrier.Serve(&socket{c, l.cfg.Tap}, HeaderLen+MaxSIF+FCSLen+16, l.m.Connected, l.m.receive)
+	l.m.Lost(fmt.Sprintf("socket closed (%v)", err))
 }
 
-func (l *Link) writeLoop(c *net.UnixConn, done chan struct{}) {
-	for {
-		select {
-		case <-done:
-			return
-		case <-l.kick:
-		}
-		l.mu.Lock()
-		if l.conn != c {
-			l.mu.Unlock()
-			return
-		}
-		batch := l.outbox
-		l.outbox = nil
-		l.mu.Unlock()
-		for _, b := range batch {
-			if l.cfg.Tap != nil {
-				l.cfg.Tap(true, b)
-			}
-			if _, err := c.Write(b); err != nil {
-				_ = c.Close()
-				return
-			}
-		}
+// socket is a SOCK_SEQPACKET socket as the carrier reads and writes it,
+// with the tap, if any, seeing every signal unit.
+type socket struct {
+	*net.UnixConn
+	tap func(out bool, su []byte)
+}
+
+func (s *socket) Read(buf []byte) (int, error) {
+	n, err := s.UnixConn.Read(buf)
+	if err == nil && n == 0 {
+		err = errors.New("peer closed the socket")
 	}
+	if err == nil && s.tap != nil {
+		s.tap(false, buf[:n])
+	}
+	return n, err
+}
+
+func (s *socket) Write(p l2conn.Packet) error {
+	if s.tap != nil {
+		s.tap(true, p.B)
+	}
+	_, err := s.UnixConn.Write(p.B)
+	return err
 }

@@ -1,13 +1,12 @@
 package mtp3_test
 
 import (
-	"encoding/binary"
 	"testing"
 	"time"
 
 	"github.com/isupgw/isupgw/mtp"
 	"github.com/isupgw/isupgw/mtp/mtp2"
-	"github.com/isupgw/isupgw/mtp/mtp3"
+	"github.com/isupgw/isupgw/mtp/mtp3/l2"
 )
 
 // TestTwoNodesOverMTP2Sockets: the same node over two MTP2 lab links
@@ -33,74 +32,15 @@ func TestTwoNodesOverMTP2Sockets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mk := func(opc, adj mtp.PointCode, l [2]*mtp2.Link) *mtp3.Node {
-		n, err := mtp3.New(mtp3.Config{Variant: mtp3.ITU, OPC: opc, NI: 2, Timers: nodeTimers(),
-			Linksets: []mtp3.LinksetConfig{{Name: "ls", Adjacent: adj,
-				Links: []mtp3.LinkConfig{{SLC: 0, Link: l[0]}, {SLC: 1, Link: l[1]}}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	a, b := mk(1, 2, la), mk(2, 1, lb)
-	sa, sb := drain(a), drain(b)
-	a.Start()
-	b.Start()
-	defer func() {
-		a.Close()
-		b.Close()
-		for i := range 2 {
-			la[i].Close()
-			lb[i].Close()
-		}
-	}()
-	up := func(n *mtp3.Node) func([]mtp.Message, []mtp.Event) bool {
-		return func([]mtp.Message, []mtp.Event) bool {
-			for _, l := range n.Status()[0].Links {
-				if l.State != "available" || l.SLS != 8 {
-					return false
-				}
-			}
-			return true
-		}
-	}
-	sa.until(t, "both links up at A", up(a))
-	sb.until(t, "both links up at B", up(b))
-	seq := map[uint8]int{}
-	send := func(rounds int) {
-		for range rounds {
-			for s := range uint8(16) {
-				p := make([]byte, 8)
-				p[0] = s
-				binary.BigEndian.PutUint32(p[4:], uint32(seq[s]))
-				if err := a.Transfer(&mtp.Message{Label: mtp.Label{DPC: 2, SI: mtp.SIISUP, SLS: s}, Payload: p}); err != nil {
-					t.Fatalf("transfer: %v", err)
-				}
-				seq[s]++
-			}
-		}
-	}
-	send(20)
+	a, b, sa, sb := twoNodes(t, [2]l2.Link{la[0], la[1]}, [2]l2.Link{lb[0], lb[1]}, la[0], lb[0], la[1], lb[1])
+	sa.until(t, "both links up at A", linksUp(a, false))
+	sb.until(t, "both links up at B", linksUp(b, false))
+	toB := newTraffic(a, 2)
+	send(t, 20, toB)
 	la[0].Close() // the socket goes: both ends lose link 0
-	send(20)
+	send(t, 20, toB)
 	sa.until(t, "changeover at A", func([]mtp.Message, []mtp.Event) bool { return a.Status()[0].Links[0].Changeovers > 0 })
-	send(20)
-	total := 0
-	for _, v := range seq {
-		total += v
-	}
-	sb.until(t, "every MSU at B", func(m []mtp.Message, _ []mtp.Event) bool { return len(m) >= total })
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	next := map[uint8]int{}
-	for _, m := range sb.msgs {
-		s, v := m.Payload[0], int(binary.BigEndian.Uint32(m.Payload[4:]))
-		if v != next[s] {
-			t.Fatalf("SLS %d: %d when %d was due", s, v, next[s])
-		}
-		next[s]++
-	}
-	if len(sb.msgs) != total {
-		t.Fatalf("%d received, %d sent", len(sb.msgs), total)
-	}
+	send(t, 20, toB)
+	toB.arrived(t, "every MSU at B", sb)
+	toB.check(t, "B", sb)
 }
