@@ -2,6 +2,7 @@ package stack
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -114,7 +115,7 @@ func (s *scenario) otherSide(sd *side) *side {
 // other side's host knows: releasing both at once collides the RELs.
 func (s *scenario) sameCircuitCalls(sd *side) (CallID, CallID, bool) {
 	o := s.otherSide(sd)
-	for id := range sd.calls {
+	for _, id := range sortedIDs(sd.calls) {
 		cl, ok := sd.c.calls[id]
 		if !ok {
 			continue
@@ -132,7 +133,8 @@ func (s *scenario) sameCircuitCalls(sd *side) (CallID, CallID, bool) {
 // settingUp finds a CIC where sd's outgoing call still awaits its first
 // backward message (a repeat attempt is still possible).
 func (s *scenario) settingUp(sd *side) (uint16, bool) {
-	for _, cl := range sd.c.calls {
+	for _, id := range sortedIDs(sd.c.calls) {
+		cl := sd.c.calls[id]
 		if repeatable(cl) {
 			return sd.c.circuits[cl.circ].cic, true
 		}
@@ -144,7 +146,8 @@ func (s *scenario) settingUp(sd *side) (uint16, bool) {
 // as an overloaded exchange would (the core never sends one itself): the far
 // end holds the circuit until T3 (or sd's REL) clears it.
 func (s *scenario) overload(sd *side) {
-	for _, cl := range sd.c.calls {
+	for _, id := range sortedIDs(sd.c.calls) {
+		cl := sd.c.calls[id]
 		if cl.outgoing || cl.phase != phSetup || cl.acmSent || s.down {
 			continue
 		}
@@ -182,14 +185,18 @@ func (s *scenario) randomCall(sd *side) (CallID, bool) {
 	if len(sd.calls) == 0 {
 		return 0, false
 	}
-	k := s.rng.IntN(len(sd.calls))
-	for id := range sd.calls {
-		if k == 0 {
-			return id, true
-		}
-		k--
+	return sortedIDs(sd.calls)[s.rng.IntN(len(sd.calls))], true
+}
+
+// sortedIDs lists a map's call IDs in order, so that a seed replays the
+// same scenario (map order is random).
+func sortedIDs[V any](m map[CallID]V) []CallID {
+	ids := make([]CallID, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
 	}
-	return 0, false
+	slices.Sort(ids)
+	return ids
 }
 
 func (s *scenario) step() {
@@ -255,7 +262,10 @@ func (s *scenario) step() {
 // outages included; afterwards every circuit on both sides is idle and unblocked,
 // no timer runs, and every call ended exactly once.
 func TestRandomScenario(t *testing.T) {
-	for _, seed := range []uint64{1, 2, 3} {
+	// Seeds 23, 45, 50, 57 and 60 left circuits awaiting a GRA no GRS was
+	// pending for (a second GRS of the same head, shorter, replaced the
+	// first; fixed in sendGRS and onGRA).
+	for _, seed := range []uint64{1, 2, 3, 23, 45, 50, 57, 60} {
 		s := newScenario(t, seed)
 		steps := 6000
 		if testing.Short() {

@@ -256,6 +256,12 @@ func (c *core) sendGRS(p int, cic uint16, rng uint8) {
 			c.refresh(ci)
 		}
 	}
+	// A GRS pending for the same head is replaced: the new one covers its
+	// circuits too, so that the one GRA awaited (and T22's repeats) answers
+	// every circuit that awaits it.
+	if old, ok := c.groupOps[groupKey{head, isup.GRS}]; ok {
+		rng = max(rng, old.msg.(*isup.GroupReset).RangeAndStatus.Range)
+	}
 	m := &isup.GroupReset{Kind: isup.GRS, Circuit: isup.Circuit{CIC: cic}, RangeAndStatus: isup.RangeAndStatus{Range: rng}}
 	c.groupOps[groupKey{head, isup.GRS}] = groupOp{msg: m}
 	c.send(p, m)
@@ -502,13 +508,21 @@ func (c *core) onGroupReset(p int, ci int32, m *isup.GroupReset) {
 		c.repeatAfterReset(p, moved, m.CIC, m.CIC+uint16(m.RangeAndStatus.Range))
 		return
 	}
-	if _, ok := c.groupOps[groupKey{ci, isup.GRS}]; !ok {
+	op, ok := c.groupOps[groupKey{ci, isup.GRS}]
+	if !ok {
 		c.stats.Unexpected++
 		return
 	}
 	delete(c.groupOps, groupKey{ci, isup.GRS})
 	c.stopTimer(ci, tT22)
 	c.stopTimer(ci, tT23)
+	// The reset is over for every circuit our GRS named, even when the GRA
+	// answers an earlier, shorter GRS of the same head (sendGRS widened it):
+	// no circuit may keep awaiting a GRA that no GRS is pending for.
+	c.forRange(p, m.CIC, op.msg.(*isup.GroupReset).RangeAndStatus.Range, func(_ int, ci int32) {
+		c.circuits[ci].pend &^= pendGRS
+		c.refresh(ci)
+	})
 	var ours []int32
 	c.forRange(p, m.CIC, m.RangeAndStatus.Range, func(i int, ci int32) {
 		cc := &c.circuits[ci]
