@@ -932,3 +932,29 @@ func TestGroupAckCorrectionIsNotRepeatedWhilePending(t *testing.T) {
 		t.Fatalf("%d timers, %d group operations left", h.c.pendingTimers(), len(h.c.groupOps))
 	}
 }
+
+// A second GRS with the same head but a shorter range (CIC 5-6 while 5-8
+// awaits its GRA) covers the first one's circuits: the GRS sent names 5-8,
+// and the one GRA, whatever range it answers, ends the reset for all four
+// (Q.764 §2.9.3.1). Before, 7-8 kept awaiting a GRA no GRS was pending for,
+// with no timer running (found by TestRandomScenario).
+func TestSecondGroupResetOfSameHeadCoversTheFirst(t *testing.T) {
+	h := newHarness(t, testConfig(isup.ITU))
+	h.c.request(Maintenance{Op: OpReset, DPC: peerPC, CIC: 5, Range: 3})
+	h.expectEvents("result:ok")
+	h.expectSent("GRS:5")
+	h.c.request(Maintenance{Op: OpReset, DPC: peerPC, CIC: 5, Range: 1})
+	h.expectEvents("result:ok")
+	h.expectSent("GRS:5")
+	head := h.c.peers[0].cicIndex[5]
+	if op := h.c.groupOps[groupKey{head, isup.GRS}]; op.msg.(*isup.GroupReset).RangeAndStatus.Range != 3 {
+		t.Fatalf("second GRS range %d, want 3 (covering the first)", op.msg.(*isup.GroupReset).RangeAndStatus.Range)
+	}
+	h.recv(&isup.GroupReset{Kind: isup.GRA, Circuit: isup.Circuit{CIC: 5}, RangeAndStatus: isup.NewRangeAndStatus(1, true)})
+	for cic := uint16(5); cic <= 8; cic++ {
+		if cc := &h.c.circuits[h.c.peers[0].cicIndex[cic]]; cc.pend&pendGRS != 0 {
+			t.Errorf("CIC %d after the GRA: %s", cic, cc.describe())
+		}
+	}
+	h.idleAndQuiet()
+}
