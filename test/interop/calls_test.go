@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/isupgw/isupgw/internal/lockedbuf"
 
 	"github.com/isupgw/isupgw/gateway"
 	"github.com/isupgw/isupgw/host/client"
@@ -92,25 +93,13 @@ type gw struct {
 	run  *app.Running
 	sigs chan os.Signal
 	err  chan error
-	log  *syncBuffer
+	log  *lockedbuf.Buffer
 	once sync.Once
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) tail(n int) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	lines := strings.Split(strings.TrimSpace(s.b.String()), "\n")
+// lastLines is the last n lines of a log.
+func lastLines(log string, n int) string {
+	lines := strings.Split(strings.TrimSpace(log), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
@@ -125,7 +114,7 @@ func startGateway(t *testing.T, name, yaml string) *gw {
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g := &gw{t: t, name: name, sigs: make(chan os.Signal, 2), err: make(chan error, 1), log: &syncBuffer{}}
+	g := &gw{t: t, name: name, sigs: make(chan os.Signal, 2), err: make(chan error, 1), log: &lockedbuf.Buffer{}}
 	ready := make(chan *app.Running, 1)
 	go func() {
 		g.err <- app.Run(context.Background(), app.Options{ConfigPath: path, LogOut: g.log, Signals: g.sigs,
@@ -141,7 +130,7 @@ func startGateway(t *testing.T, name, yaml string) *gw {
 	t.Cleanup(func() {
 		g.stop()
 		if t.Failed() {
-			t.Logf("gateway %s log tail:\n%s", name, g.log.tail(40))
+			t.Logf("gateway %s log tail:\n%s", name, lastLines(g.log.String(), 40))
 		}
 	})
 	return g

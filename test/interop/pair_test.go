@@ -182,11 +182,7 @@ func (p *proc) role() string {
 
 func (p *proc) tail(n int) string {
 	b, _ := os.ReadFile(p.log)
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	return lastLines(string(b), n)
 }
 
 // life is the log since the last start.
