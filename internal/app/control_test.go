@@ -54,20 +54,7 @@ func TestAssociationDownWarnsAndAlarmsUntilUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer host.Close()
-	alarm := func(cleared bool) *client.Alarm {
-		t.Helper()
-		deadline := time.After(20 * time.Second)
-		for {
-			select {
-			case e := <-host.Events():
-				if a, ok := e.(*client.Alarm); ok && a.Number == wire.AlarmAssociationDown && a.Cleared == cleared {
-					return a
-				}
-			case <-deadline:
-				t.Fatalf("no alarm 0x1B (cleared %v) within 20 s; log:\n%s", cleared, logB.String())
-			}
-		}
-	}
+	alarm := func(cleared bool) *client.Alarm { return waitAssociationAlarm(t, host, cleared, logB) }
 	raised := alarm(false)
 	addr := fmt.Sprintf("127.0.0.1:%d", udp) // where the SCTP-over-UDP datagrams go
 	if raised.Data["association"] != "a" || raised.Data["address"] != addr || raised.Data["reason"] == "" {
@@ -146,5 +133,22 @@ func TestDownAssociationsCountsLinksets(t *testing.T) {
 	got := strings.Join(DownAssociations(st), "; ")
 	if got != "sg (inactive); linkset ls1 (unavailable)" {
 		t.Fatalf("down: %q", got)
+	}
+}
+
+// waitAssociationAlarm waits (at most 20 s) for alarm 0x1B raised or cleared
+// at host; log is the gateway's, shown on failure.
+func waitAssociationAlarm(t *testing.T, host *client.Client, cleared bool, log *lockedbuf.Buffer) *client.Alarm {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case e := <-host.Events():
+			if a, ok := e.(*client.Alarm); ok && a.Number == wire.AlarmAssociationDown && a.Cleared == cleared {
+				return a
+			}
+		case <-deadline:
+			t.Fatalf("no alarm 0x1B (cleared %v) within 20 s; log:\n%s", cleared, log.String())
+		}
 	}
 }

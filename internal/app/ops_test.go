@@ -237,20 +237,7 @@ func TestWrongPeerAddressAlarmsUntilFixedAndReloaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer host.Close()
-	alarm := func(cleared bool) *client.Alarm {
-		t.Helper()
-		deadline := time.After(20 * time.Second)
-		for {
-			select {
-			case e := <-host.Events():
-				if al, ok := e.(*client.Alarm); ok && al.Number == wire.AlarmAssociationDown && al.Cleared == cleared {
-					return al
-				}
-			case <-deadline:
-				t.Fatalf("no alarm 0x1B (cleared %v) within 20 s; log:\n%s", cleared, logB.String())
-			}
-		}
-	}
+	alarm := func(cleared bool) *client.Alarm { return waitAssociationAlarm(t, host, cleared, logB) }
 	wrongAddr := fmt.Sprintf("127.0.0.1:%d", wrong)
 	raised := alarm(false)
 	if raised.Data["address"] != wrongAddr || raised.Data["reason"] == "" {
