@@ -89,6 +89,13 @@ func (s *spreader) spreadCall(dpc uint32, called string, hold time.Duration) (in
 // through A and E only.
 func TestGatewaysByPointCode(t *testing.T) {
 	l := needLab(t)
+	// Registered first, run last: osmo-stp's view of the associations
+	// after the gateways' own logs, the last thing a failure prints.
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("osmo-stp:\n%s", grepLines(consoleTail(400), 20, "connection closed", "ASP_", "NOTIFY", "DUNA", "DAVA"))
+		}
+	})
 	n := l.circuits(t)
 	bin := isupgwBinary(t)
 	t0 := time.Now()
@@ -153,7 +160,7 @@ func TestGatewaysByPointCode(t *testing.T) {
 	close(work)
 	wg.Wait()
 	if len(bad) > 0 {
-		t.Fatalf("%d of 300 calls failed; first: %s", len(bad), bad[0])
+		t.Fatalf("%d of 300 calls failed (A %d, D %d, E %d completed); first: %s; why: %v", len(bad), per[0], per[1], per[2], bad[0], reasons(bad))
 	}
 	for i, c := range per {
 		if c != 100 {
@@ -240,6 +247,16 @@ func TestGatewaysByPointCode(t *testing.T) {
 	}
 	lmu.Unlock()
 	phase(t, "D stopped, load on A, E", tStop)
+}
+
+// reasons counts why calls did not complete ("called: why" strings).
+func reasons(bad []string) map[string]int {
+	n := map[string]int{}
+	for _, b := range bad {
+		_, why, _ := strings.Cut(b, ": ")
+		n[why]++
+	}
+	return n
 }
 
 // mustWaitAlarm waits for an alarm event of a party that ok accepts.

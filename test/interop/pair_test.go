@@ -99,7 +99,10 @@ func startProc(t *testing.T, bin, name, yaml, api, metrics string) *proc {
 	t.Cleanup(func() {
 		p.stop()
 		if t.Failed() {
-			t.Logf("%s log tail:\n%s", name, p.tail(30))
+			// What explains a failure: the MTP and M3UA events and the
+			// warnings of the whole run, then the last lines.
+			t.Logf("%s events:\n%s", name, grepLines(p.life(), 40, `"m3ua state"`, `"pause `, `"resume `, `"level":"warn"`, `"level":"error"`))
+			t.Logf("%s log tail:\n%s", name, p.tail(15))
 		}
 		t.Logf("%s: warnings and errors logged (count, message): %s", name, p.warnings())
 		if dir := os.Getenv("ISUPGW_PAIR_LOGS"); dir != "" { // keep the logs for a look
