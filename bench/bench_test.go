@@ -112,3 +112,31 @@ func TestMedianRun(t *testing.T) {
 		t.Fatalf("%+v", one)
 	}
 }
+
+// TestSustainedToleratesStrayRefusals: a step near the admission's limit
+// that refused a few calls in a thousand's share still counts as sustained;
+// more refusals, a failure or a slow p99 do not.
+func TestSustainedToleratesStrayRefusals(t *testing.T) {
+	step := func(refused, failed uint64, p99 float64) bool {
+		f := &loadgen.Final{CompletedRate: 22000, KeptUp: true}
+		f.Offered, f.Failed, f.Setup.P99 = 110000, failed, p99
+		f.Refused = map[string]uint64{"outbound_congestion": refused}
+		return sustained(22000, f).Sustained
+	}
+	for _, c := range []struct {
+		refused, failed uint64
+		p99             float64
+		want            bool
+	}{
+		{0, 0, 50, true},
+		{4, 0, 50, true},    // stray refusals of a burst
+		{110, 0, 50, true},  // one in a thousand
+		{111, 0, 50, false}, // more
+		{0, 1, 50, false},
+		{0, 0, 101, false},
+	} {
+		if got := step(c.refused, c.failed, c.p99); got != c.want {
+			t.Errorf("refused %d of 110000, failed %d, p99 %.0f ms: sustained %v, want %v", c.refused, c.failed, c.p99, got, c.want)
+		}
+	}
+}

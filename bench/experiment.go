@@ -74,12 +74,19 @@ type Results struct {
 	Answer   map[string]loadgen.Line `json:"-"`
 }
 
-// sustained is the capacity criterion: every call offered was completed at
-// the asked rate, none refused, p99 setup within 100 ms, and the generator
-// kept up.
+// sustained is the capacity criterion: the calls offered were completed at
+// the asked rate, at most one in a thousand refused, none failed, p99 setup
+// within 100 ms, and the generator kept up. The shipped gateway's admission
+// refuses a few calls of a burst near its limit (what it is for); counting
+// one such refusal as "not sustained" found a capacity a fifth below what
+// the same gateway carries with the admission off.
+// maxRefusedShare: a sustained rate has at most one refusal in this many
+// calls offered.
+const maxRefusedShare = 1000
+
 func sustained(rate float64, f *loadgen.Final) Step {
 	s := Step{Rate: rate, CompletedRate: f.CompletedRate, Refused: f.RefusedTotal(), Failed: f.Failed, P99MS: f.Setup.P99, KeptUp: f.KeptUp}
-	s.Sustained = f.KeptUp && f.RefusedTotal() == 0 && f.Failed == 0 && f.Errors == 0 && f.Unfinished == 0 &&
+	s.Sustained = f.KeptUp && f.RefusedTotal()*maxRefusedShare <= f.Offered && f.Failed == 0 && f.Errors == 0 && f.Unfinished == 0 &&
 		f.CompletedRate >= 0.97*rate && f.Setup.P99 <= 100
 	return s
 }
