@@ -569,7 +569,13 @@ func (m *Machine) peerProving(s Status) {
 		if m.p.ProvingIsAlignment && s == ProvingEmergency && !m.provingE {
 			m.proving() // switch to the emergency proving period
 		}
-	case StAlignedReady, StInService:
+	case StAlignedReady:
+		// The peer may still be proving when our proving period ended
+		// first: its SIN or SIE goes on until it sends a FISU. Figure
+		// 8/Q.703 (aligned ready) fails the link on SIO and SIOS only.
+	case StInService:
+		// In service the peer's FISU or MSU came first: SIN or SIE now
+		// means it aligns again (Figure 8/Q.703, in service).
 		if m.p.ProvingIsAlignment {
 			m.fail(m.received(s) + "the peer restarted alignment")
 		}

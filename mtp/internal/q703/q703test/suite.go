@@ -197,6 +197,7 @@ func Run(t *testing.T, f Framing) {
 		{"AlignNormal", func(t *testing.T, f Framing) { AlignPair(t, l2test.New(), f) }},
 		{"AlignEmergencyOneSideUsesT4E", alignEmergency},
 		{"AlignWithLateStartingPeer", alignLate},
+		{"PeerStillProvingWhenOursEnds", alignPeerProvesLonger},
 		{"T2ExpiresWithoutPeer", t2Expires},
 		{"SequenceNumbersStartAtZeroAndAck", sequenceAndAck},
 		{"T7FailsWhenPeerStopsAcking", t7Expires},
@@ -236,6 +237,26 @@ func alignLate(t *testing.T, f Framing) {
 	AdvancePumping(t, c, a, b, f.Timers.T4N)
 	if a.State() != q703.StInService || b.State() != q703.StInService {
 		t.Fatalf("%v %v", a.State(), b.State())
+	}
+}
+
+// alignPeerProvesLonger: our proving period ends first; the peer goes on
+// proving (and, on a link that repeats them, sending SIN) until its own
+// ends. We wait in aligned ready for its FISU (Figure 8/Q.703: only SIO and
+// SIOS fail the link there), then both are in service.
+func alignPeerProvesLonger(t *testing.T, f Framing) {
+	c := l2test.New()
+	a, b := NewEnd(c, f, f.Timers.T4N/2), NewEnd(c, f, 0)
+	a.M.Start(a.U)
+	b.M.Start(b.U)
+	Pump(t, a, b)
+	AdvancePumping(t, c, a, b, f.Timers.T4N/2+50*time.Millisecond)
+	if a.State() != q703.StAlignedReady || b.State() != q703.StProving {
+		t.Fatalf("after the short proving period: %v %v (%q), want aligned ready and proving", a.State(), b.State(), a.U.Last())
+	}
+	AdvancePumping(t, c, a, b, f.Timers.T4N/2)
+	if a.State() != q703.StInService || b.State() != q703.StInService || a.U.Last() != "in service" {
+		t.Fatalf("after the peer's proving period: %v %v (%q %q)", a.State(), b.State(), a.U.Last(), b.U.Last())
 	}
 }
 
