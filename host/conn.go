@@ -300,7 +300,7 @@ func (c *conn) nak(seq *uint64, st wire.Status, detail string, call uint64) {
 // handle carries out one request line; false ends the connection.
 func (c *conn) handle(line []byte) bool {
 	s := c.s
-	d, rf := decodeRequest(line, c.s.cfg.PointCodes)
+	d, rf := decodeRequest(line, c.s.pcs)
 	if rf != nil {
 		if knownType(d.typ) {
 			s.metrics.requests.add(d.typ)

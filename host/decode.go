@@ -11,7 +11,6 @@ import (
 	"github.com/isupgw/isupgw/host/wire"
 	"github.com/isupgw/isupgw/isup"
 	"github.com/isupgw/isupgw/isup/stack"
-	"github.com/isupgw/isupgw/mtp"
 )
 
 // maxDigits bounds a called or calling number: E.164 allows 15 digits; 40 leaves
@@ -92,7 +91,7 @@ func refuse(st wire.Status, format string, a ...any) *refusal {
 // decodeRequest parses one line (without its newline). On a refusal, d.typ and
 // d.seq are filled in as far as the line allowed, so the nak can echo seq.
 // Point codes in text are read with pcf, the configuration's format.
-func decodeRequest(line []byte, pcf mtp.PointCodeFormat) (d decoded, _ *refusal) {
+func decodeRequest(line []byte, pcf pcParser) (d decoded, _ *refusal) {
 	var r rawRequest
 	if !decodeFast(line, &r) {
 		r = rawRequest{}
@@ -213,7 +212,7 @@ func max8(field string, p *uint8, max uint8) *refusal {
 	return nil
 }
 
-func decodeOutseize(r *rawRequest, pcf mtp.PointCodeFormat) (stack.Request, *refusal) {
+func decodeOutseize(r *rawRequest, pcf pcParser) (stack.Request, *refusal) {
 	o := stack.Outseize{}
 	switch {
 	case r.Route != nil && *r.Route != "":

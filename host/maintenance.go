@@ -10,7 +10,6 @@ import (
 
 	"github.com/isupgw/isupgw/host/wire"
 	"github.com/isupgw/isupgw/isup/stack"
-	"github.com/isupgw/isupgw/mtp"
 )
 
 // Maintainer is what circuit maintenance needs of the stack (*stack.Stack has
@@ -69,7 +68,7 @@ func (c *conn) maintenance(typ string, seq uint64, line []byte) {
 		c.circuits(m, seq, r)
 		return
 	}
-	req, rf := maintenanceRequest(typ, r, c.s.cfg.PointCodes)
+	req, rf := maintenanceRequest(typ, r, c.s.pcs)
 	if rf != nil {
 		c.nak(&seq, rf.status, rf.detail, 0)
 		return
@@ -114,7 +113,7 @@ func (c *conn) maintenance(typ string, seq uint64, line []byte) {
 }
 
 // maintenanceRequest checks a maintenance request and builds the stack's.
-func maintenanceRequest(typ string, r maintRequest, pcf mtp.PointCodeFormat) (stack.Maintenance, *refusal) {
+func maintenanceRequest(typ string, r maintRequest, pcf pcParser) (stack.Maintenance, *refusal) {
 	var req stack.Maintenance
 	switch typ {
 	case wire.TypeBlock:
@@ -164,7 +163,7 @@ func (c *conn) circuits(m Maintainer, seq uint64, r maintRequest) {
 	f := stack.CircuitFilter{Group: r.Route, State: r.State}
 	if r.DPC != nil {
 		var rf *refusal
-		if f.DPC, rf = r.DPC.resolve("dpc", c.s.cfg.PointCodes); rf != nil {
+		if f.DPC, rf = r.DPC.resolve("dpc", c.s.pcs); rf != nil {
 			c.nak(&seq, rf.status, rf.detail, 0)
 			return
 		}

@@ -43,6 +43,10 @@ type Config struct {
 	// written in the log (the configuration's format; zero: numbers, a
 	// dashed code read as ITU 3-8-3).
 	PointCodes mtp.PointCodeFormat
+	// Destinations are the circuit groups' point codes and variants: in a
+	// gateway with ITU and ANSI groups a dashed point code is read with the
+	// variant of the group it names.
+	Destinations []Destination
 	// TCP is the TCP listen address; "" means wire.DefaultTCP (127.0.0.1:7700)
 	// and "none" no TCP listener.
 	TCP string
@@ -152,6 +156,7 @@ const tagBase = uint64(0x4853) << 48
 // Server is the host API server.
 type Server struct {
 	cfg        Config
+	pcs        pointCodes // reads the point codes of requests
 	log        *slog.Logger
 	onOverload func(int)
 	metrics    Metrics
@@ -233,7 +238,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		}
 	}
 	s := &Server{
-		cfg: cfg, log: slog.New(slog.DiscardHandler),
+		cfg: cfg, pcs: newPointCodes(cfg.PointCodes, cfg.Destinations), log: slog.New(slog.DiscardHandler),
 		conns: map[*conn]struct{}{}, calls: map[stack.CallID]*conn{},
 		pending: map[uint64]pending{}, rr: make([]uint64, len(cfg.Rules)), alarms: map[string]Alarm{},
 		notOffered: ratelog.New(time.Second, nil),

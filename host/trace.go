@@ -42,7 +42,7 @@ func (c *conn) trace(seq uint64, line []byte) {
 	var f stack.TraceFilter
 	if r.DPC != nil {
 		var rf *refusal
-		if f.DPC, rf = r.DPC.resolve("dpc", c.s.cfg.PointCodes); rf != nil {
+		if f.DPC, rf = r.DPC.resolve("dpc", c.s.pcs); rf != nil {
 			c.nak(&seq, rf.status, rf.detail, 0)
 			return
 		}

@@ -765,6 +765,9 @@ func (v *validator) build(f *File) *Config {
 	h := host.Config{TCP: f.HostAPI.TCP, Unix: f.HostAPI.Unix, Token: f.HostAPI.Token, NoAuth: f.HostAPI.NoAuth,
 		QueueSize: f.HostAPI.QueueSize, MaxHosts: f.HostAPI.MaxHosts, HelloTimeout: time.Duration(f.HostAPI.HelloTimeout),
 		MaxPreHello: f.HostAPI.MaxPreHello, MaxPending: f.HostAPI.MaxPending}
+	for _, g := range cfg.Gateway.Stack.Groups {
+		h.Destinations = append(h.Destinations, host.Destination{DPC: g.DPC, ANSI: g.Variant == isup.ANSI})
+	}
 	if env := os.Getenv(TokenEnv); env != "" {
 		// A container passes its secret this way (docker run -e); it wins
 		// over the file's token and token_file.
