@@ -23,7 +23,11 @@ import (
 // limit grows (only while at least a quarter of it is used, so an idle
 // destination does not gain an unbounded limit, yet a load that doubles or
 // more at once still finds room); above it, it shrinks, by at most an eighth
-// a window. At equilibrium the queueing delay the calls see is
+// a window. A window whose quickest call took about the baseline had its
+// queue empty (a stall, not a standing queue: CoDel, RFC 8289): the limit
+// stands. An unused limit keeps room for a stall at the measured rate; a
+// sudden overload cuts it to rate x (baseline + Target) (Little's law;
+// docs/congestion.md). At equilibrium the queueing delay the calls see is
 // about Target, the server runs at its capacity and only the excess is
 // refused. The limit never falls below MinLimit (>= 1): with no call in
 // set-up, a call is always admitted. After a Baseline period of refusing the
@@ -78,7 +82,9 @@ type limiter struct {
 	limit       float64
 	sum         time.Duration // set-up times completed in this window
 	n           int
-	peak        int64 // most calls in set-up during this window
+	quickest    time.Duration // the window's shortest set-up (0: none yet)
+	room        room          // from the last window measured
+	peak        int64         // most calls in set-up during this window
 	lastRefused uint64
 	base        baseline
 	atMinSince  time.Time
@@ -114,8 +120,32 @@ func (l *limiter) finished(setup time.Duration, measured bool) {
 	if measured {
 		l.sum += setup
 		l.n++
+		if l.quickest == 0 || setup < l.quickest {
+			l.quickest = setup
+		}
 	}
 }
+
+// room is what the last window measured says the limit needs, from the
+// rate of set-ups it completed (Little's law: calls in set-up = rate x
+// set-up time).
+type room struct {
+	// target is the calls in set-up at that rate with the set-up time at
+	// baseline + Target: the limit a sudden overload is cut to.
+	target float64
+	// burst is what the limit keeps room for while it is not used: the
+	// calls that arrive at that rate in the baseline set-up time plus
+	// stallAllowance.
+	burst float64
+}
+
+func (r room) plus(o room) room { return room{r.target + o.target, r.burst + o.burst} }
+
+// stallAllowance is how long the gateway or a far end may stall (a GC
+// pause, a descheduled process, an MTP changeover) at a load it otherwise
+// carries without a call being refused: the unused limit keeps room for the
+// calls that arrive meanwhile.
+const stallAllowance = 100 * time.Millisecond
 
 // closeWindow reports whether the gate refused anything in the window and
 // the most calls it had in set-up.
@@ -136,8 +166,8 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 	if l.n == 0 {
 		return refused, 0, false
 	}
-	setup := l.sum / time.Duration(l.n)
-	l.sum, l.n = 0, 0
+	setup, quickest, rate := l.sum/time.Duration(l.n), l.quickest, float64(l.n)/cfg.Window.Seconds()
+	l.sum, l.n, l.quickest = 0, 0, 0
 	if l.lastSeen.IsZero() {
 		l.lastSeen = now
 	}
@@ -176,35 +206,42 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 		l.base.relearn(setup, now)
 		l.atMinSince = time.Time{}
 	}
+	l.room = room{target: rate * (base + cfg.Target).Seconds(), burst: rate * (base + stallAllowance).Seconds()}
 	g = min(max(float64(base+cfg.Target)/float64(max(setup, 1)), 0.5), 2)
-	l.apply(cfg, g, peak, own)
+	if g < 1 && quickest <= base+cfg.Target/2 {
+		// Slow on average, yet a call of the window went through at about
+		// the baseline: the queue emptied within the window. A stall or a
+		// burst, not a standing queue (CoDel's criterion, RFC 8289 §3.2: the
+		// least delay over an interval, not the mean, tells a queue that
+		// persists); the limit stands.
+		return refused, 0, false
+	}
+	l.apply(cfg, g, peak, own, l.room)
 	return refused, g, true
 }
 
 // apply moves the limit by a gradient; own says the gateway's own queue is
-// the slow part.
-func (l *limiter) apply(cfg *AdmissionConfig, g float64, peak int64, own bool) {
-	if own && g <= 0.5 && float64(peak) < l.limit {
+// the slow part; r is the room the last window measured.
+func (l *limiter) apply(cfg *AdmissionConfig, g float64, peak int64, own bool, r room) {
+	if own && g <= 0.5 && r.target < l.limit {
 		// Set-up takes twice what is allowed or more, in the gateway's own
-		// queue: a load rose past its capacity at once. The headroom above
-		// what the window used protects nothing and would take a second of
-		// smoothed steps to shed while the queue grows: it goes at once, and
-		// the limit moves on from what was used. Noise at light load does not
-		// halve the set-up time's allowance, so this is not hit then; nor is
-		// it for a path that is slow for a moment (an MTP changeover
-		// buffering, Q.704 5), where the headroom carries the calls through.
-		l.limit = max(float64(peak), float64(cfg.MinLimit))
+		// queue, and no call of the window was quick (a standing queue): a
+		// load rose past its capacity at once. The headroom protects
+		// nothing and would take a second of smoothed steps to shed while
+		// the queue grows: the limit is cut at once to what keeps set-up at
+		// the target at the rate the window completed, and moves on from
+		// there. A path slow for a moment (a stall, an MTP changeover
+		// buffering, Q.704 5) lets quick calls through and is not cut.
+		l.limit = max(r.target, float64(cfg.MinLimit))
 	}
 	next := l.limit*g + math.Sqrt(l.limit)
 	if g > 1 && float64(peak) < l.limit/4 {
-		// The limit is not used: do not grow it, and let it come back
-		// towards four times what is used (not below the initial limit),
-		// so that a later overload does not find a limit grown in a busy
-		// hour long gone.
-		next = max(4*float64(peak), float64(cfg.InitialLimit))
-		if next >= l.limit {
-			return
-		}
+		// The limit is not used: it follows the room a stall at this load
+		// needs (burst), four times what is used, and at least the
+		// initial limit, both ways: a later overload does not find a limit
+		// grown in a busy hour long gone, and a stall at a load the gateway
+		// carries refuses nothing.
+		next = max(4*float64(peak), r.burst, float64(cfg.InitialLimit))
 	}
 	l.limit += cfg.Smoothing * (next - l.limit)
 	l.limit = min(max(l.limit, float64(cfg.MinLimit)), float64(cfg.MaxLimit))
@@ -440,16 +477,17 @@ func (c *Controller) admissionTick(now time.Time) {
 	// down, while one slow far end must not starve the others.
 	all := a.all.Load()
 	refused, peak := all.closeWindow()
-	best, measured := 0.0, false
+	best, measured, rm := 0.0, false, room{}
 	for _, l := range *a.gates.Load() {
 		r, g, ok := l.adjust(cfg, now, !a.farEnd)
 		refused = refused || r
 		if ok && (!measured || g > best) {
 			best, measured = g, true
 		}
+		rm = rm.plus(l.room)
 	}
 	if measured {
-		all.apply(cfg, best, peak, !a.farEnd)
+		all.apply(cfg, best, peak, !a.farEnd, rm)
 	}
 	refused = refused && !a.farEnd
 	before := c.outboundLevel()

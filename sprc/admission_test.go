@@ -371,3 +371,32 @@ func TestAdmissionSlowDestinationDoesNotStarveOthers(t *testing.T) {
 		t.Errorf("ACL %d for a slow far end, want 0", acl)
 	}
 }
+
+// TestAdmissionRidesOutStalls: at 40 % of its capacity the gateway's loop
+// stalls for 40 ms once a second (a GC pause, a descheduled process, a
+// burst of work elsewhere). The calls that arrive meanwhile wait and are
+// served right after; the queue drains within the window. That is no
+// overload: nothing is refused, no level is raised, and the limit does not
+// shrink (CoDel's criterion, RFC 8289: a queue that empties is a good one).
+func TestAdmissionRidesOutStalls(t *testing.T) {
+	const rate = 10000
+	s := newSim(t, rate, 2*time.Millisecond, true)
+	s.run(0.4*rate, 3*time.Second)
+	for range 20 {
+		s.srv.rate = 0
+		s.run(0.4*rate, 40*time.Millisecond)
+		s.srv.rate = rate
+		s.run(0.4*rate, 960*time.Millisecond)
+	}
+	if r := s.over(0, len(s.secs)).refused; r != 0 {
+		t.Errorf("%d calls refused at 40 %% load with 40 ms stalls\n%s", r, s.trace())
+	}
+	s.f.expectAlarms("")
+	// A real overload is still refused at once after such a period.
+	start := s.f.now
+	s.run(3*rate, 5*time.Second)
+	if s.firstRefusal.IsZero() || s.firstRefusal.Sub(start) > time.Second {
+		t.Errorf("first refusal %v after the overload began, want within 1 s\n%s", s.firstRefusal.Sub(start), s.trace())
+	}
+	s.expectCapacity(len(s.secs)-3, len(s.secs), rate)
+}
