@@ -23,11 +23,10 @@ import (
 // limit grows (only while at least a quarter of it is used, so an idle
 // destination does not gain an unbounded limit, yet a load that doubles or
 // more at once still finds room); above it, it shrinks, by at most an eighth
-// a window. A window whose quickest call took about the baseline had its
-// queue empty (a stall, not a standing queue: CoDel, RFC 8289): the limit
-// stands. An unused limit keeps room for a stall at the measured rate; a
-// sudden overload cuts it to rate x (baseline + Target) (Little's law;
-// docs/congestion.md). At equilibrium the queueing delay the calls see is
+// a window. An unused limit keeps room for a stall at the measured rate; a
+// sudden overload (a standing queue: no call of the window was quick,
+// CoDel's criterion, RFC 8289) cuts it to rate x (baseline + Target)
+// (Little's law; docs/congestion.md). At equilibrium the queueing delay the calls see is
 // about Target, the server runs at its capacity and only the excess is
 // refused. The limit never falls below MinLimit (>= 1): with no call in
 // set-up, a call is always admitted. After a Baseline period of refusing the
@@ -84,6 +83,7 @@ type limiter struct {
 	n           int
 	quickest    time.Duration // the window's shortest set-up (0: none yet)
 	room        room          // from the last window measured
+	standing    bool          // the last window measured had a standing queue
 	peak        int64         // most calls in set-up during this window
 	lastRefused uint64
 	base        baseline
@@ -208,20 +208,20 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 	}
 	l.room = room{target: rate * (base + cfg.Target).Seconds(), burst: rate * (base + stallAllowance).Seconds()}
 	g = min(max(float64(base+cfg.Target)/float64(max(setup, 1)), 0.5), 2)
-	if g < 1 && quickest <= base+cfg.Target/2 {
-		// Slow on average, yet a call of the window went through at about
-		// the baseline: the queue emptied within the window. A stall or a
-		// burst, not a standing queue (CoDel's criterion, RFC 8289 §3.2: the
-		// least delay over an interval, not the mean, tells a queue that
-		// persists); the limit stands.
-		return refused, 0, false
-	}
-	l.apply(cfg, g, peak, own, l.room)
+	// Slow on average, yet a call of the window went through at about the
+	// baseline: the queue emptied within the window, a stall or a burst,
+	// not a standing queue (CoDel's criterion, RFC 8289 §3.2: the least
+	// delay over an interval, not the mean, tells a queue that persists).
+	// Such a window moves the limit by the gradient's small steps only,
+	// never by the sudden cut.
+	l.standing = quickest > base+cfg.Target/2
+	l.apply(cfg, g, peak, own && l.standing, l.room)
 	return refused, g, true
 }
 
-// apply moves the limit by a gradient; own says the gateway's own queue is
-// the slow part; r is the room the last window measured.
+// apply moves the limit by a gradient; own says a standing queue in the
+// gateway's own queue is the slow part; r is the room the last window
+// measured.
 func (l *limiter) apply(cfg *AdmissionConfig, g float64, peak int64, own bool, r room) {
 	if own && g <= 0.5 && r.target < l.limit {
 		// Set-up takes twice what is allowed or more, in the gateway's own
@@ -477,17 +477,17 @@ func (c *Controller) admissionTick(now time.Time) {
 	// down, while one slow far end must not starve the others.
 	all := a.all.Load()
 	refused, peak := all.closeWindow()
-	best, measured, rm := 0.0, false, room{}
+	best, measured, standing, rm := 0.0, false, false, room{}
 	for _, l := range *a.gates.Load() {
 		r, g, ok := l.adjust(cfg, now, !a.farEnd)
 		refused = refused || r
 		if ok && (!measured || g > best) {
-			best, measured = g, true
+			best, measured, standing = g, true, l.standing
 		}
 		rm = rm.plus(l.room)
 	}
 	if measured {
-		all.apply(cfg, best, peak, !a.farEnd, rm)
+		all.apply(cfg, best, peak, !a.farEnd && standing, rm)
 	}
 	refused = refused && !a.farEnd
 	before := c.outboundLevel()
