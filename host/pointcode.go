@@ -72,9 +72,8 @@ type Destination struct {
 // and, when the groups have both variants, with the reading that names a
 // group of that variant.
 type pointCodes struct {
-	f          mtp.PointCodeFormat
-	itu, ansi  map[mtp.PointCode]bool
-	bothGroups bool
+	f         mtp.PointCodeFormat
+	itu, ansi map[mtp.PointCode]bool
 }
 
 func newPointCodes(f mtp.PointCodeFormat, dests []Destination) pointCodes {
@@ -86,7 +85,6 @@ func newPointCodes(f mtp.PointCodeFormat, dests []Destination) pointCodes {
 			r.itu[d.DPC] = true
 		}
 	}
-	r.bothGroups = len(r.itu) > 0 && len(r.ansi) > 0
 	return r
 }
 
@@ -96,7 +94,7 @@ func newPointCodes(f mtp.PointCodeFormat, dests []Destination) pointCodes {
 // give the number). When neither does, the configured format decides (and
 // the stack answers unknown_destination).
 func (r pointCodes) Parse(s string) (mtp.PointCode, error) {
-	if !r.bothGroups {
+	if len(r.itu) == 0 || len(r.ansi) == 0 { // one variant: the configured format
 		return r.f.Parse(s)
 	}
 	if !strings.Contains(s, "-") {

@@ -136,6 +136,7 @@ func TestGatewaysByPointCode(t *testing.T) {
 	per := make([]int, len(gws))
 	var mu sync.Mutex
 	var bad []string
+	why := map[string]int{} // the failures by outcome
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range 8 {
@@ -149,6 +150,7 @@ func TestGatewaysByPointCode(t *testing.T) {
 					per[gw]++
 				} else {
 					bad = append(bad, o.called+": "+o.String())
+					why[o.String()]++
 				}
 				mu.Unlock()
 			}
@@ -160,7 +162,7 @@ func TestGatewaysByPointCode(t *testing.T) {
 	close(work)
 	wg.Wait()
 	if len(bad) > 0 {
-		t.Fatalf("%d of 300 calls failed (A %d, D %d, E %d completed); first: %s; why: %v", len(bad), per[0], per[1], per[2], bad[0], reasons(bad))
+		t.Fatalf("%d of 300 calls failed (A %d, D %d, E %d completed); first: %s; why: %v", len(bad), per[0], per[1], per[2], bad[0], why)
 	}
 	for i, c := range per {
 		if c != 100 {
@@ -247,16 +249,6 @@ func TestGatewaysByPointCode(t *testing.T) {
 	}
 	lmu.Unlock()
 	phase(t, "D stopped, load on A, E", tStop)
-}
-
-// reasons counts why calls did not complete ("called: why" strings).
-func reasons(bad []string) map[string]int {
-	n := map[string]int{}
-	for _, b := range bad {
-		_, why, _ := strings.Cut(b, ": ")
-		n[why]++
-	}
-	return n
 }
 
 // mustWaitAlarm waits for an alarm event of a party that ok accepts.
