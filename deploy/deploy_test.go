@@ -162,14 +162,19 @@ host_api: {tcp: "127.0.0.1:0", token: secret}
 metrics: 127.0.0.1:0
 `, udpPort)
 	runA := start(t, a)
-	start(t, b)
+	runB := start(t, b)
+	// Both ends reset the group when they first see each other (GRS each
+	// way): the call waits until neither has a reset in flight.
+	settled := func(r *app.Running) bool {
+		st := r.Gateway.Status()
+		return len(st.Destinations) == 1 && st.Destinations[0].Available && st.Circuits["idle"] == 31
+	}
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		st := runA.Gateway.Status()
-		if len(st.Destinations) == 1 && st.Destinations[0].Available && st.Circuits["idle"] == 31 {
+		if settled(runA) && settled(runB) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("B not available to A with its circuits reset within 10 s: %+v", st)
+			t.Fatalf("A and B not available to each other with their circuits reset within 10 s: A %+v, B %+v", runA.Gateway.Status(), runB.Gateway.Status())
 		}
 		time.Sleep(10 * time.Millisecond) // polling a start-up, bounded; no event says "reset done"
 	}
