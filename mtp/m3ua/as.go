@@ -220,6 +220,8 @@ func (e *Endpoint) asLost(s *session) {
 	if a == nil || e.ctx.Err() != nil {
 		return
 	}
+	e.asOrder.Lock()
+	defer e.asOrder.Unlock()
 	for _, o := range e.asSessions(a, s) {
 		if o.remoteState() == StateActive {
 			return // another ASP serves the AS (override demotion, loadshare)
@@ -262,6 +264,8 @@ func (e *Endpoint) recoveryExpired(a *Association, until time.Time) {
 	if e.ctx.Err() != nil {
 		return
 	}
+	e.asOrder.Lock()
+	defer e.asOrder.Unlock()
 	if e.asInfo(a, nil) == asInactive {
 		e.notifyInactive(a, nil, asInactive)
 	}

@@ -45,6 +45,10 @@ type Endpoint struct {
 
 	mu       sync.Mutex
 	sessions map[*session]struct{}
+	// asOrder orders the AS state changes an SG makes for its ASPs: an
+	// activation with its override takeover, a loss with its AS-Pending,
+	// the end of T(r) with its AS-Inactive (SG side, as.go, sgp.go).
+	asOrder sync.Mutex
 	// asMu guards recover: the T(r) deadline of each ASP whose loss left its
 	// AS AS-PENDING (SG side, as.go).
 	asMu    sync.Mutex

@@ -217,6 +217,11 @@ func (s *session) handleAspActive(b []byte, m *messages.AspActive) {
 	if rcs == nil {
 		rcs = a.cfg.RoutingContexts
 	}
+	// One activation at a time (asOrder): the one processed last wins the
+	// AS in override, and an activation that lags cannot demote the ASP
+	// that took over after it.
+	s.e.asOrder.Lock()
+	defer s.e.asOrder.Unlock()
 	asWasActive := s.e.asInfo(a, s) == asActive
 	s.mu.Lock()
 	s.remote = StateActive

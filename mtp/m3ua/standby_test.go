@@ -2,7 +2,9 @@ package m3ua
 
 import (
 	"context"
+	"encoding/binary"
 	"net/netip"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -120,10 +122,17 @@ func TestRecoveryTimerAnnouncesASInactive(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitState(t, b, "sg", "active") // not a standby: it overrides a
-	waitEvent(t, a, "a demoted", func(ev mtp.Event) bool { ps, ok := ev.(mtp.PeerState); return ok && ps.State == "inactive" })
+	// The demotion itself, not the "inactive" of a's ASP Up Ack still queued:
+	// NTFYs counted before it would be taken for the AS-Pending awaited below.
+	waitEvent(t, a, "a demoted", func(ev mtp.Event) bool {
+		ps, ok := ev.(mtp.PeerState)
+		return ok && ps.State == "inactive" && ps.Reason == "alternate ASP active"
+	})
 	na := a.Stats().Received(classMGMT, messages.MsgTypeNotify)
 	b.Abort() // a, inactive, hears AS-Pending, then AS-Inactive when T(r) expires
 	waitCount(t, "AS-Pending and AS-Inactive at a", na+2, func() uint64 { return a.Stats().Received(classMGMT, messages.MsgTypeNotify) })
+	// The SG counts an AS-Pending once written; a may have read it first.
+	waitCount(t, "AS-Pending counted at the SG", 1, sg.Stats().ASPendingSent.Load)
 	if got := sg.Stats().ASPendingSent.Load(); got != 1 {
 		t.Fatalf("AS-Pending sent %d times, want 1", got)
 	}
@@ -134,4 +143,86 @@ func TestRecoveryTimerAnnouncesASInactive(t *testing.T) {
 	defer cancel()
 	_ = a.Close(ctx)
 	_ = b.Close(ctx)
+}
+
+// TestLaggingActivationDoesNotDemoteTheNewerASP: the SG's handling of a's
+// ASP Active is held after its ack while b's ASP Active arrives (each
+// association has its own goroutine). However the two interleave, the one
+// processed last must hold the AS in override and the other be demoted:
+// a's takeover, run late, once demoted b too and left the AS with no active
+// ASP and nobody told, so b's loss then sent no AS-Pending.
+func TestLaggingActivationDoesNotDemoteTheNewerASP(t *testing.T) {
+	var (
+		held      = make(chan struct{})
+		release   = make(chan struct{})
+		secondIn  = make(chan struct{})
+		holding   atomic.Bool // not a sync.Once: its other callers would wait for the hold
+		aspacSeen atomic.Int32
+	)
+	tap := func(out bool, _, _ netip.AddrPort, _ uint16, b []byte) {
+		if len(b) < 8 {
+			return
+		}
+		switch {
+		case !out && b[2] == classASPTM && b[3] == messages.MsgTypeAspActive:
+			if aspacSeen.Add(1) == 2 {
+				close(secondIn)
+			}
+		case out && b[2] == classMGMT && b[3] == messages.MsgTypeNotify && ntfyInfo(b) == asActive:
+			// The first AS-Active NTFY follows the ack of a's ASP Active.
+			if holding.CompareAndSwap(false, true) {
+				close(held)
+				<-release
+			}
+		}
+	}
+	sg := start(t, Config{Role: RoleSG, Transport: transport.KindUDP, Listen: netip.AddrPortFrom(lo, 0), RouteMode: mtp.Override,
+		Peers: []Peer{
+			{Name: "asp-a", From: lo, ASPID: 1, HasASPID: true, RoutingContexts: []uint32{100}, DPCs: []mtp.PointCode{2}},
+			{Name: "asp-b", From: lo, ASPID: 2, HasASPID: true, RoutingContexts: []uint32{100}, DPCs: []mtp.PointCode{2}},
+		}}, WithTap(tap), WithRecoveryTimer(time.Minute))
+	peer := func(id uint32) Config {
+		return Config{Role: RoleASP, Transport: transport.KindUDP, Peers: []Peer{{Name: "sg", Dial: sg.Addr(), ASPID: id, HasASPID: true,
+			RoutingContexts: []uint32{100}, TrafficMode: mtp.Override, DPCs: []mtp.PointCode{1}}}}
+	}
+	a := start(t, peer(1))
+	waitState(t, a, "sg", "active")
+	<-held // the SG sent a's ack and stands before the rest of a's activation
+	b := start(t, peer(2))
+	select {
+	case <-secondIn:
+	case <-time.After(waitLimit):
+		t.Fatal("b's ASP Active never reached the SG")
+	}
+	close(release)
+	waitState(t, b, "sg", "active")
+	waitEvent(t, a, "a demoted", func(ev mtp.Event) bool {
+		ps, ok := ev.(mtp.PeerState)
+		return ok && ps.State == "inactive" && ps.Reason == "alternate ASP active"
+	})
+	waitCount(t, "both ASP Active acks", 2, func() uint64 { return sg.Stats().Sent(classASPTM, messages.MsgTypeAspActiveAck) })
+	waitState(t, sg, "asp-a", "active") // the SG's handling of a's activation resumed
+	if got := sg.Peer("asp-b").State(); got != StateActive {
+		t.Fatalf("SG holds b %v after both activations, want ACTIVE (b took over last)", got)
+	}
+	if got := sg.Peer("asp-a").State(); got != StateInactive {
+		t.Fatalf("SG holds a %v, want INACTIVE", got)
+	}
+	b.Abort()
+	waitCount(t, "AS-Pending counted at the SG", 1, sg.Stats().ASPendingSent.Load)
+}
+
+// ntfyInfo is the status information of a NTFY (0 if it has none).
+func ntfyInfo(b []byte) uint16 {
+	for p := b[8:]; len(p) >= 4; {
+		tag, n := binary.BigEndian.Uint16(p), int(binary.BigEndian.Uint16(p[2:]))
+		if n < 4 || n > len(p) {
+			return 0
+		}
+		if tag == 0x000d && n == 8 {
+			return binary.BigEndian.Uint16(p[6:])
+		}
+		p = p[(n+3)&^3:]
+	}
+	return 0
 }
