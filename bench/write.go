@@ -143,7 +143,7 @@ func Markdown(r *Results) string {
 		any = s
 		fmt.Fprintf(&b, "Control %s: the shipped configuration, no congestion or code_yellow section (1 s probes, average over 10, level 1 at 10 s / 5 s, Code Yellow after 10 s above 20 ms; the adaptive admission on with its defaults, docs/congestion.md). ", mode)
 		if mode == ModeCooperative {
-			b.WriteString("The load generator is a cooperative host (`isupgw load --cooperative`): it cuts the share of due calls it places by the share refused with 0x0C or high traffic each 100 ms (by at most half), and raises it by a quarter after a window without; calls not placed are counted as skipped, not offered.")
+			b.WriteString("The load generator is a cooperative host (`isupgw load --cooperative`): each 100 ms, a share of its outseizes refused with 0x0C or high traffic above 1 % cuts the share of due calls it places by that share (by at most half), and a window refused less raises it by a tenth; calls not placed are counted as skipped, not offered.")
 		} else {
 			b.WriteString("The load generator floods: it places every call due.")
 		}

@@ -10,12 +10,14 @@ import (
 // backoff is the cooperative host's throttle: what the CSP asks of hosts on
 // 0x0C "Outbound Congestion" and Code Yellow's "high traffic, try later",
 // done the way RFC 7339's loss-based overload control has a client do it.
-// Once a window, the share of due calls it places is cut by the share of
-// the window's outseizes refused for congestion (by at most half, so a
-// burst of refusals does not silence it); a window without such a refusal
-// raises it by a quarter (and a little more, so it recovers from near zero
-// within a couple of seconds). Calls it does not place are counted as
-// skipped.
+// Once a window, a refused share above backoffTolerance cuts the share of
+// due calls it places by that share (by at most half, so a burst of
+// refusals does not silence it): it then offers what the gateway admitted.
+// A window refused less raises it by a tenth (and a little more, so it
+// recovers from near zero within a few seconds). The tolerance keeps the
+// stray refusal of a burst meeting the gateway's limit, which comes at any
+// load near capacity, from talking the host down a little every window.
+// Calls it does not place are counted as skipped.
 type backoff struct {
 	mu      sync.Mutex
 	now     func() time.Time
@@ -29,6 +31,9 @@ type backoff struct {
 
 // backoffWindow is how often the share is adjusted.
 const backoffWindow = 100 * time.Millisecond
+
+// backoffTolerance is the refused share of a window not taken as congestion.
+const backoffTolerance = 0.01
 
 func newBackoff(now func() time.Time) *backoff {
 	return &backoff{now: now, window: backoffWindow, share: 1}
@@ -49,10 +54,13 @@ func (b *backoff) allow() bool {
 		b.start = now
 	}
 	if now.Sub(b.start) >= b.window {
-		if b.refused > 0 && b.placed > 0 {
-			b.share *= max(1-float64(b.refused)/float64(b.placed), 0.5)
-		} else {
-			b.share = b.share*1.25 + 0.01
+		switch refused := float64(b.refused) / float64(max(b.placed, 1)); {
+		case b.placed == 0 && b.refused > 0:
+			// only late answers to the window before: hold
+		case refused > backoffTolerance:
+			b.share *= max(1-refused, 0.5)
+		default:
+			b.share = b.share*1.1 + 0.01
 		}
 		b.share = min(max(b.share, 0.001), 1)
 		b.start, b.placed, b.refused = now, 0, 0

@@ -47,3 +47,34 @@ func TestBackoffFollowsRefusals(t *testing.T) {
 		t.Errorf("share %.3f after the refusals stopped, want 1", s)
 	}
 }
+
+// TestBackoffToleratesStrayRefusals: a gateway whose admission refuses a
+// stray call in two hundred even below its capacity (a burst meeting its
+// limit) must not talk the host down to a fraction of what it admits: only
+// a refused share above backoffTolerance is taken as congestion.
+func TestBackoffToleratesStrayRefusals(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	b := newBackoff(func() time.Time { return now })
+	const due, admitted = 5000, 1000 // per window: five times the capacity
+	total, n := 0, 0
+	for w := range 200 {
+		placed := 0
+		for range due {
+			if !b.allow() {
+				continue
+			}
+			placed++
+			if placed > admitted || placed%200 == 0 {
+				b.refusal(wire.StatusOutboundCongestion)
+			}
+		}
+		if w >= 100 {
+			total += min(placed, admitted) - min(placed, admitted)/200
+			n++
+		}
+		now = now.Add(backoffWindow)
+	}
+	if carried := total / n; carried < admitted*95/100 {
+		t.Errorf("carried %d a window on average against %d admitted, want at least 95 %% (share %.3f)", carried, admitted, b.Share())
+	}
+}
