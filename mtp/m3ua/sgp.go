@@ -219,7 +219,8 @@ func (s *session) handleAspActive(b []byte, m *messages.AspActive) {
 	}
 	// One activation at a time (asOrder): the one processed last wins the
 	// AS in override, and an activation that lags cannot demote the ASP
-	// that took over after it.
+	// that took over after it. Its state changes are emitted under the lock
+	// too, so that users see them in the order they happened.
 	s.e.asOrder.Lock()
 	defer s.e.asOrder.Unlock()
 	asWasActive := s.e.asInfo(a, s) == asActive
