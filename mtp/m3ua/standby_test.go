@@ -2,7 +2,6 @@ package m3ua
 
 import (
 	"context"
-	"encoding/binary"
 	"net/netip"
 	"sync/atomic"
 	"testing"
@@ -124,10 +123,7 @@ func TestRecoveryTimerAnnouncesASInactive(t *testing.T) {
 	waitState(t, b, "sg", "active") // not a standby: it overrides a
 	// The demotion itself, not the "inactive" of a's ASP Up Ack still queued:
 	// NTFYs counted before it would be taken for the AS-Pending awaited below.
-	waitEvent(t, a, "a demoted", func(ev mtp.Event) bool {
-		ps, ok := ev.(mtp.PeerState)
-		return ok && ps.State == "inactive" && ps.Reason == "alternate ASP active"
-	})
+	waitDemoted(t, a)
 	na := a.Stats().Received(classMGMT, messages.MsgTypeNotify)
 	b.Abort() // a, inactive, hears AS-Pending, then AS-Inactive when T(r) expires
 	waitCount(t, "AS-Pending and AS-Inactive at a", na+2, func() uint64 { return a.Stats().Received(classMGMT, messages.MsgTypeNotify) })
@@ -196,10 +192,7 @@ func TestLaggingActivationDoesNotDemoteTheNewerASP(t *testing.T) {
 	}
 	close(release)
 	waitState(t, b, "sg", "active")
-	waitEvent(t, a, "a demoted", func(ev mtp.Event) bool {
-		ps, ok := ev.(mtp.PeerState)
-		return ok && ps.State == "inactive" && ps.Reason == "alternate ASP active"
-	})
+	waitDemoted(t, a)
 	waitCount(t, "both ASP Active acks", 2, func() uint64 { return sg.Stats().Sent(classASPTM, messages.MsgTypeAspActiveAck) })
 	waitState(t, sg, "asp-a", "active") // the SG's handling of a's activation resumed
 	if got := sg.Peer("asp-b").State(); got != StateActive {
@@ -212,17 +205,21 @@ func TestLaggingActivationDoesNotDemoteTheNewerASP(t *testing.T) {
 	waitCount(t, "AS-Pending counted at the SG", 1, sg.Stats().ASPendingSent.Load)
 }
 
+// waitDemoted waits for e's override demotion (NTFY alternate ASP active).
+func waitDemoted(t *testing.T, e *Endpoint) {
+	t.Helper()
+	waitEvent(t, e, "demoted", func(ev mtp.Event) bool {
+		ps, ok := ev.(mtp.PeerState)
+		return ok && ps.State == "inactive" && ps.Reason == "alternate ASP active"
+	})
+}
+
 // ntfyInfo is the status information of a NTFY (0 if it has none).
 func ntfyInfo(b []byte) uint16 {
-	for p := b[8:]; len(p) >= 4; {
-		tag, n := binary.BigEndian.Uint16(p), int(binary.BigEndian.Uint16(p[2:]))
-		if n < 4 || n > len(p) {
-			return 0
-		}
-		if tag == 0x000d && n == 8 {
-			return binary.BigEndian.Uint16(p[6:])
-		}
-		p = p[(n+3)&^3:]
+	m, err := messages.ParseNotify(b)
+	if err != nil {
+		return 0
 	}
-	return 0
+	status, _ := u32(m.Status)
+	return uint16(status)
 }
