@@ -94,6 +94,13 @@ type limiter struct {
 	lastSeen  time.Time
 	probe     int
 	probeFrom float64
+	// cutFrom is where the limit stood before its last run of cuts
+	// (lastLimit: the limit the last window found); rate follows the
+	// completed rate (a quarter of each window's); slow counts the windows
+	// since the limit halved with set-up still slow, from a window with
+	// slowLimit and slowRate (futile).
+	cutFrom, lastLimit, rate, slowLimit, slowRate float64
+	slow                                          int
 }
 
 func newLimiter(cfg *AdmissionConfig, all *limiter) *limiter {
@@ -206,6 +213,9 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 		l.base.relearn(setup, now)
 		l.atMinSince = time.Time{}
 	}
+	if l.futile(cfg, now, setup, base, rate) {
+		return refused, 0, true
+	}
 	l.room = room{target: rate * (base + cfg.Target).Seconds(), burst: rate * (base + stallAllowance).Seconds()}
 	g = min(max(float64(base+cfg.Target)/float64(max(setup, 1)), 0.5), 2)
 	// Slow on average, yet a call of the window went through at about the
@@ -217,6 +227,56 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 	l.standing = quickest > base+cfg.Target/2
 	l.apply(cfg, g, peak, own && l.standing, l.room)
 	return refused, g, true
+}
+
+// futile reports (and undoes) cuts that did not shorten the set-up time.
+// A queue that works at its capacity goes on completing at that rate while
+// the limit is cut, and its set-up time falls with the calls in set-up
+// (Little's law: set-up = calls in set-up / rate); a server whose capacity
+// fell completes at its new rate however the limit then moves. When
+// instead the set-up time stays above baseline + 1.5 Target with the limit
+// at half of where it last stood highest, and while the limit goes on
+// falling the rate of set-ups completed falls in proportion, the delay is
+// one no limit can shed (a slower path, the machine's CPUs taken by other
+// work): the cuts only cut goodput, and without this the limit would sink
+// to its minimum until the baseline is relearnt a whole Baseline period
+// later. The baseline takes the delay in (less half the target, in case
+// part of it was a queue) and the limit goes back to where the futile cuts
+// began: the queueing allowed on top stays Target.
+func (l *limiter) futile(cfg *AdmissionConfig, now time.Time, setup, base time.Duration, rate float64) bool {
+	// The rate of one window is noisy (a window holds few set-up times
+	// when they are long): compare smoothed rates.
+	if l.rate == 0 {
+		l.rate = rate
+	}
+	l.rate += (rate - l.rate) / 4
+	falling := l.limit < l.lastLimit
+	l.lastLimit = l.limit
+	switch {
+	case !falling && l.slow == 0:
+		l.cutFrom = l.limit
+		return false
+	case l.limit > l.cutFrom/2 || 2*setup <= 2*base+3*cfg.Target:
+		l.slow = 0
+		return false
+	}
+	if l.slow++; l.slow == 1 {
+		l.slowLimit, l.slowRate = l.limit, l.rate
+	}
+	if l.limit > 0.8*l.slowLimit {
+		return false // not cut enough yet to tell
+	}
+	// Measured from the first slow window the limit fell by a fifth or
+	// more: did the rate fall by at least half as much (it lags the limit
+	// by a set-up time)?
+	if 1-l.rate/l.slowRate < (1-l.limit/l.slowLimit)/2 {
+		l.slow = 0 // it did not: a queue, the cuts work
+		return false
+	}
+	l.base.relearn(max(setup-cfg.Target/2, base), now)
+	l.limit, l.atMinSince, l.slow = l.cutFrom, time.Time{}, 0
+	l.gate.limit.Store(int64(l.limit))
+	return true
 }
 
 // apply moves the limit by a gradient; own says a standing queue in the

@@ -400,3 +400,23 @@ func TestAdmissionRidesOutStalls(t *testing.T) {
 	}
 	s.expectCapacity(len(s.secs)-3, len(s.secs), rate)
 }
+
+// TestAdmissionTakesInDelayItCannotShed: under a steady 2x overload the far
+// end's path becomes 55 ms slower for every call (its capacity unchanged: a
+// slower route, the machine's CPUs taken by other work), a delay no limit
+// can shorten. Cutting the limit only cuts goodput (Little's law: calls in
+// set-up = rate x set-up time), so the admission must see that its cuts
+// leave the set-up time where it was, take the delay into its baseline and
+// give the limit back: goodput returns to the capacity within seconds, not
+// after the 30 s baseline period, and the queue stays bounded. Before the
+// step, the same overload converges as usual.
+func TestAdmissionTakesInDelayItCannotShed(t *testing.T) {
+	const rate = 1000
+	s := newSim(t, rate, 5*time.Millisecond, false)
+	s.run(rate/2, 3*time.Second)
+	s.run(2*rate, 10*time.Second)
+	s.expectCapacity(6, 13, rate)
+	s.srv.prop = 60 * time.Millisecond
+	s.run(2*rate, 20*time.Second)
+	s.expectCapacity(17, 33, rate)
+}
