@@ -299,13 +299,18 @@ type sample struct {
 	congested bool
 }
 
-// watch polls both gateways' /status every period until ctx ends.
-func watch(ctx context.Context, p *pair, period time.Duration) func() []sample {
+// watch polls both gateways' /metrics every slow until fastFrom, then every
+// fast, until ctx ends.
+func watch(ctx context.Context, p *pair, slow, fast time.Duration, fastFrom time.Time) func() []sample {
 	var mu sync.Mutex
 	var out []sample
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		fastNow, period := !time.Now().Before(fastFrom), slow
+		if fastNow {
+			period = fast
+		}
 		t := time.NewTicker(period)
 		defer t.Stop()
 		for {
@@ -313,6 +318,10 @@ func watch(ctx context.Context, p *pair, period time.Duration) func() []sample {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+			}
+			if !fastNow && !time.Now().Before(fastFrom) {
+				fastNow = true
+				t.Reset(fast)
 			}
 			c := false
 			for _, port := range []int{p.ports.AMetric, p.ports.BMetr} {
