@@ -31,7 +31,9 @@ import (
 // refused. The limit never falls below MinLimit (>= 1): with no call in
 // set-up, a call is always admitted. After a Baseline period of refusing the
 // baseline is probed (the limit at a quarter for two windows, BBR's
-// ProbeRTT). The overall limit moves with the highest gradient of the
+// ProbeRTT). Cuts that halve the limit while the completed rate falls with
+// it and set-up stays slow are undone, the baseline taking the delay in:
+// no limit can shed it (futile). The overall limit moves with the highest gradient of the
 // destinations: it shrinks when all of them slow down (the gateway is the
 // bottleneck), not for one slow far end.
 
