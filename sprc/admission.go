@@ -32,10 +32,10 @@ import (
 // set-up, a call is always admitted. After a Baseline period of refusing the
 // baseline is probed (the limit at a quarter for two windows, BBR's
 // ProbeRTT). Cuts that halve the limit while the completed rate falls with
-// it and set-up stays slow are undone, the baseline taking the delay in:
-// no limit can shed it (futile). The overall limit moves with the highest gradient of the
-// destinations: it shrinks when all of them slow down (the gateway is the
-// bottleneck), not for one slow far end.
+// it and set-up stays slow are undone, the baseline taking the delay in: no
+// limit can shed it (futile). The overall limit moves with the highest
+// gradient of the destinations: it shrinks when all of them slow down (the
+// gateway is the bottleneck), not for one slow far end.
 
 // AdmissionConfig is the adaptive limit on calls in set-up.
 type AdmissionConfig struct {
@@ -237,8 +237,8 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 // (Little's law: set-up = calls in set-up / rate); a server whose capacity
 // fell completes at its new rate however the limit then moves. When
 // instead the set-up time stays above baseline + 1.5 Target with the limit
-// at half of where it last stood highest, and while the limit goes on
-// falling the rate of set-ups completed falls in proportion, the delay is
+// at half of where its run of cuts began, and while the limit goes on
+// falling the rate of set-ups completed falls with it, the delay is
 // one no limit can shed (a slower path, the machine's CPUs taken by other
 // work): the cuts only cut goodput, and without this the limit would sink
 // to its minimum until the baseline is relearnt a whole Baseline period
