@@ -140,3 +140,41 @@ func TestSustainedToleratesStrayRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestScheduleTakesTurns: at each multiple every mode runs once before any
+// runs again, rounds alternate the order, and every (mode, multiple) runs
+// the asked number of times.
+func TestScheduleTakesTurns(t *testing.T) {
+	modes := []Mode{ModeShipped, ModeCooperative, ModeOff}
+	got := schedule(modes, []float64{2, 3}, 3)
+	if len(got) != 2*3*3 {
+		t.Fatalf("%d runs, want 18", len(got))
+	}
+	count := map[slot]int{}
+	firsts := map[Mode]int{}
+	for i := 0; i < len(got); i += len(modes) {
+		round := got[i : i+len(modes)]
+		seen := map[Mode]bool{}
+		for _, sl := range round {
+			if sl.mult != round[0].mult || sl.run != round[0].run || seen[sl.mode] {
+				t.Fatalf("round %d is not one run of each mode at one multiple: %+v", i/len(modes), round)
+			}
+			seen[sl.mode] = true
+			count[slot{mode: sl.mode, mult: sl.mult}]++
+		}
+		firsts[round[0].mode]++
+		if i > 0 && got[i-1].mode != round[0].mode {
+			t.Fatalf("round %d does not start with the mode that ended the one before: %+v", i/len(modes), got[i-len(modes):i+len(modes)])
+		}
+	}
+	for _, m := range modes {
+		for _, x := range []float64{2, 3} {
+			if count[slot{mode: m, mult: x}] != 3 {
+				t.Fatalf("%s at %gx ran %d times", m, x, count[slot{mode: m, mult: x}])
+			}
+		}
+	}
+	if firsts[ModeShipped] != 3 || firsts[ModeOff] != 3 {
+		t.Fatalf("first of a round: %v, want shipped and off 3 each", firsts)
+	}
+}

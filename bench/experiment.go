@@ -102,7 +102,8 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	}
 	res := &Results{Started: time.Now(), Settings: map[string]Settings{}, Configs: map[string]string{},
 		Options: map[string]string{"hold": o.Hold.String(), "conns": fmt.Sprint(o.Conns), "search_step": o.SearchStep.String(),
-			"warm": o.Warm.String(), "overload": o.Overload.String(), "recover": o.Recover.String(), "repeat": fmt.Sprint(max(1, o.Repeat))}}
+			"warm": o.Warm.String(), "overload": o.Overload.String(), "recover": o.Recover.String(), "repeat": fmt.Sprint(max(1, o.Repeat)),
+			"search_control": string(o.SearchMode)}}
 	res.Machine = Describe()
 	logf("bench: %s", res.Machine.Line())
 	tmp, err := os.MkdirTemp("", "isupgw-bench-")
@@ -130,64 +131,98 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	if len(modes) == 0 {
 		modes = Modes
 	}
-	for _, md := range modes {
-		s := o.Settings(md)
-		mode := "control-" + string(md)
-		res.Settings[mode] = s
+	res.Capacity = o.Capacity
+	if res.Capacity == 0 {
+		s := o.Settings(o.SearchMode)
+		mode := "search-control-" + string(o.SearchMode)
 		logf("bench: %s: starting gateways A and B", mode)
 		p, err := startPair(ctx, &o, s, filepath.Join(tmp, mode))
 		if err != nil {
 			return nil, err
 		}
-		res.Configs[mode+"/a.yaml"], res.Configs[mode+"/b.yaml"] = p.aCfg, p.bCfg
-		err = func() error {
-			defer p.stop()
-			if res.Capacity == 0 {
-				if o.Capacity > 0 {
-					res.Capacity = o.Capacity
-				} else {
-					w := raw("search")
-					defer w.Close()
-					if res.Capacity, err = search(ctx, &o, p, res, w, logf); err != nil {
-						return err
-					}
-				}
-				logf("bench: capacity %.0f full calls/s", res.Capacity)
-			}
-			if o.SkipOverload {
-				return nil
-			}
-			for _, m := range o.Multipliers {
-				var runs []Row
-				for i := range max(1, o.Repeat) {
-					name := fmt.Sprintf("%s-%gx", mode, m)
-					if o.Repeat > 1 {
-						name += fmt.Sprintf("-run%d", i+1)
-					}
-					w := raw(name)
-					row, err := overload(ctx, &o, p, md, m, res.Capacity, w)
-					w.Close()
-					if err != nil {
-						return err
-					}
-					logf("bench: %s %gx: %s", mode, m, row.Brief())
-					runs = append(runs, row)
-					p.settle(ctx, 30*time.Second)
-				}
-				res.Rows = append(res.Rows, median(runs))
-			}
-			return nil
-		}()
+		w := raw("search")
+		res.Capacity, err = search(ctx, &o, p, res, w, logf)
+		w.Close()
+		p.stop()
 		if err != nil {
 			return nil, err
 		}
-		if o.Capacity == 0 && res.Capacity == 0 {
-			return nil, fmt.Errorf("bench: no capacity found")
+	}
+	logf("bench: capacity %.0f full calls/s", res.Capacity)
+	if o.SkipOverload {
+		res.Finished = time.Now()
+		res.Machine.LoadAfter = loadAvg()
+		return res, Write(o.Out, res)
+	}
+	runs := map[slot][]Row{}
+	for _, sl := range schedule(modes, o.Multipliers, max(1, o.Repeat)) {
+		s := o.Settings(sl.mode)
+		mode := "control-" + string(sl.mode)
+		res.Settings[mode] = s
+		name := fmt.Sprintf("%s-%gx", mode, sl.mult)
+		if o.Repeat > 1 {
+			name += fmt.Sprintf("-run%d", sl.run+1)
+		}
+		logf("bench: %s: starting gateways A and B", name)
+		p, err := startPair(ctx, &o, s, filepath.Join(tmp, name))
+		if err != nil {
+			return nil, err
+		}
+		if _, seen := res.Configs[mode+"/a.yaml"]; !seen {
+			res.Configs[mode+"/a.yaml"], res.Configs[mode+"/b.yaml"] = p.aCfg, p.bCfg
+		}
+		w := raw(name)
+		row, err := overload(ctx, &o, p, sl.mode, sl.mult, res.Capacity, w)
+		w.Close()
+		p.stop()
+		if err != nil {
+			return nil, err
+		}
+		logf("bench: %s: %s", name, row.Brief())
+		key := slot{mode: sl.mode, mult: sl.mult}
+		runs[key] = append(runs[key], row)
+	}
+	for _, md := range modes {
+		for _, m := range o.Multipliers {
+			res.Rows = append(res.Rows, median(runs[slot{mode: md, mult: m}]))
 		}
 	}
 	res.Finished = time.Now()
 	res.Machine.LoadAfter = loadAvg()
 	return res, Write(o.Out, res)
+}
+
+// slot is one overload run: a mode at a multiple of the capacity, the
+// run-th time.
+type slot struct {
+	mode Mode
+	mult float64
+	run  int
+}
+
+// schedule orders the runs so that the modes compared share the machine's
+// conditions: every mode runs at one multiple, once each, before any runs it
+// again, and each round reverses the order of the one before (A B C, C B A,
+// A B C ...), so no mode is always first after a rest or always last. On a
+// machine shared with other work the background load drifts over minutes;
+// running all of one mode's overloads before the next mode's (as before)
+// turned that drift into a difference between the modes.
+func schedule(modes []Mode, mults []float64, repeat int) []slot {
+	var out []slot
+	round := 0
+	for _, m := range mults {
+		for r := range repeat {
+			order := slices.Clone(modes)
+			if round%2 == 1 {
+				slices.Reverse(order)
+			}
+			for _, md := range order {
+				out = append(out, slot{mode: md, mult: m, run: r})
+			}
+			round++
+		}
+	}
+	return out
 }
 
 // median is the run with the median goodput, with every run's goodput and

@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -51,6 +52,10 @@ type Options struct {
 	Settings     func(mode Mode) Settings
 	KeepLogs     bool
 	SkipOverload bool
+	// SearchMode is the control the capacity search runs with (default off:
+	// the capacity is what the machine carries, not where an admission
+	// begins to refuse).
+	SearchMode Mode
 	// Modes to run (nil: all, in the order of Modes).
 	Modes []Mode
 	// Repeat runs each overload this many times and keeps the run with the
@@ -95,6 +100,12 @@ func (o *Options) defaults() error {
 	}
 	if o.Conns <= 0 {
 		o.Conns = 4
+	}
+	if o.SearchMode == "" {
+		o.SearchMode = ModeOff
+	}
+	if !slices.Contains(Modes, o.SearchMode) {
+		return fmt.Errorf("bench: unknown search control %q (one of %v)", o.SearchMode, Modes)
 	}
 	if o.Log == nil {
 		o.Log = os.Stderr

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"os"
@@ -104,8 +105,8 @@ func Markdown(r *Results) string {
 		m.LoadBefore, m.LoadAfter, r.Started.UTC().Format("2006-01-02 15:04:05"), r.Finished.UTC().Format("15:04:05 MST"))
 	b.WriteString("The load generator, the answering host and both gateways share the machine's CPUs. The load average at the start is the machine before the benchmark (other work on it); at the end it includes the benchmark's own four processes.\n\n")
 	b.WriteString("## Capacity\n\n")
-	fmt.Fprintf(&b, "Maximum sustainable full-call rate: **%.0f calls/s** (searched with the gateways of the first mode run). A rate is sustained when, over a %s step, the calls offered are answered and completed at the asked rate (>= 97 %%), at most one in a thousand is refused (the shipped admission refuses a few calls of a burst near its limit), none fails, the admitted p99 setup latency (outseize sent to answered received) is at most 100 ms, and the generator keeps up.\n\n",
-		r.Capacity, r.Options["search_step"])
+	fmt.Fprintf(&b, "Maximum sustainable full-call rate: **%.0f calls/s** (searched with control %s). A rate is sustained when, over a %s step, the calls offered are answered and completed at the asked rate (>= 97 %%), at most one in a thousand is refused (the shipped admission refuses a few calls of a burst near its limit), none fails, the admitted p99 setup latency (outseize sent to answered received) is at most 100 ms, and the generator keeps up.\n\n",
+		r.Capacity, cmp.Or(r.Options["search_control"], "off"), r.Options["search_step"])
 	if len(r.Search) > 0 {
 		b.WriteString("| asked calls/s | completed calls/s | refused | failed | p99 setup ms | sustained |\n|---|---|---|---|---|---|\n")
 		for _, s := range r.Search {
@@ -114,7 +115,7 @@ func Markdown(r *Results) string {
 		b.WriteString("\n")
 	}
 	b.WriteString("## Overload\n\n")
-	fmt.Fprintf(&b, "Each run: %s at half the capacity, then %s at the multiple of the capacity (the overload), then %s at half the capacity again. ", r.Options["warm"], r.Options["overload"], r.Options["recover"])
+	fmt.Fprintf(&b, "Each run: %s at half the capacity, then %s at the multiple of the capacity (the overload), then %s at half the capacity again, on fresh gateways. The modes take turns: at each multiple every mode runs once before any runs again, each round in the reverse order of the one before, so that drifting background load falls on every mode alike. ", r.Options["warm"], r.Options["overload"], r.Options["recover"])
 	b.WriteString("Goodput is completed calls per second over the overload's full seconds (its first second left out); latencies are of the calls offered during the overload that were admitted and answered; ")
 	b.WriteString("refusals are naks of outseize during the overload; \"failed after admission\" are admitted calls released by the far end or a timer before we released them (e.g. cause 42 from B's inbound control); ")
 	b.WriteString("onset to first refusal is from the start of the overload to the first nak; load drop to no congestion is from the end of the overload to the last moment either gateway reported a congestion level or Code Yellow (its /metrics read every second during the overload and every 50 ms from 2 s before the load drops).\n\n")

@@ -33,6 +33,11 @@ status, the time from overload onset to the first refusal and from load drop
 to no congestion. It writes results.md (table, machine, settings),
 overload.png, results.json, the configurations and the raw reports into --out.
 
+The modes take turns: at each multiple every mode runs once, on fresh
+gateways, before any runs again, each round in the reverse order of the one
+before, so that drifting background load on the machine falls on every mode
+alike. The capacity search runs with --search-control (default off).
+
 With 60 s overloads it takes about 25 minutes (three times that with --repeat 3). Measurements on a busy machine are not worth
 much: --wait-load waits (polling every 30 s, at most --wait-max) for the load
 average to fall below it first; the results record the load either way.`,
@@ -49,6 +54,7 @@ average to fall below it first; the results record the load either way.`,
 			&cli.DurationFlag{Name: "wait-max", Value: 10 * time.Minute, Usage: "wait at most this long for it (0: do not wait)"},
 			&cli.BoolFlag{Name: "keep-logs", Usage: "keep the gateways' logs (their folder is printed)"},
 			&cli.BoolFlag{Name: "search-only", Usage: "only find the capacity"},
+			&cli.StringFlag{Name: "search-control", Value: "off", Usage: "the mode the capacity search runs with (off: what the gateways carry with no overload control, so the admission's refusals near its limit do not lower it)"},
 			&cli.StringFlag{Name: "control", Usage: "modes to run, comma-separated: shipped (the shipped configuration), cooperative (shipped, the host backs off on 0x0C), on (level 1 refuses every new call), throttle (level 1 throttles), off (default all five)"},
 			&cli.StringFlag{Name: "probe", Value: "100ms", Usage: "control on: probe interval"},
 			&cli.IntFlag{Name: "average-over", Value: 3, Usage: "control on: probes in the average"},
@@ -69,6 +75,10 @@ average to fall below it first; the results record the load either way.`,
 					return fmt.Errorf("--multipliers %q: want positive numbers, e.g. 1,2,3,5", s)
 				}
 				mults = append(mults, v)
+			}
+			searchMode := bench.Mode(c.String("search-control"))
+			if !slices.Contains(bench.Modes, searchMode) {
+				return fmt.Errorf("--search-control %q: want shipped, cooperative, on, throttle or off", searchMode)
 			}
 			var modes []bench.Mode
 			if c.String("control") != "" {
@@ -91,7 +101,7 @@ average to fall below it first; the results record the load either way.`,
 				SearchFrom: c.Float64("search-from"), SearchStep: c.Duration("search-step"), Multipliers: mults,
 				Overload: c.Duration("overload"), Hold: c.Duration("hold"), Conns: c.Int("conns"),
 				WaitLoad: c.Float64("wait-load"), WaitMax: c.Duration("wait-max"), Log: c.App.ErrWriter,
-				KeepLogs: c.Bool("keep-logs"), SkipOverload: c.Bool("search-only"), Modes: modes, Repeat: c.Int("repeat")})
+				KeepLogs: c.Bool("keep-logs"), SkipOverload: c.Bool("search-only"), Modes: modes, Repeat: c.Int("repeat"), SearchMode: searchMode})
 			if err != nil {
 				return err
 			}
