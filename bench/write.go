@@ -120,7 +120,7 @@ func Markdown(r *Results) string {
 	b.WriteString("refusals are naks of outseize during the overload; \"failed after admission\" are admitted calls released by the far end or a timer before we released them (e.g. cause 42 from B's inbound control); ")
 	b.WriteString("onset to first refusal is from the start of the overload to the first nak; load drop to no congestion is from the end of the overload to the last moment either gateway reported a congestion level or Code Yellow (its /metrics read every second during the overload and every 50 ms from 2 s before the load drops).\n\n")
 	if r.Options["repeat"] != "" && r.Options["repeat"] != "1" {
-		fmt.Fprintf(&b, "Each row was run %s times; the table shows the run with the median goodput, the goodput and p99 of every run follow it.\n\n", r.Options["repeat"])
+		fmt.Fprintf(&b, "Each row was run %s times; the table shows the run with the median goodput (of an even number of runs, the higher of the middle two), the goodput and p99 of every run follow it.\n\n", r.Options["repeat"])
 	}
 	b.WriteString(Table(r))
 	if r.Options["repeat"] != "" && r.Options["repeat"] != "1" {

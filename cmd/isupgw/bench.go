@@ -62,7 +62,7 @@ average to fall below it first; the results record the load either way.`,
 			&cli.StringFlag{Name: "level1-average", Value: "30ms", Usage: "control on: level 1 at this average"},
 			&cli.StringFlag{Name: "clear-average", Value: "10ms", Usage: "control on: back to no congestion below this average"},
 			&cli.StringFlag{Name: "throttle-target", Usage: "control throttle: the outbound queue wait to keep (default: halfway between the clear and level 1 averages)"},
-			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run each overload this many times; the table shows the run with the median goodput"},
+			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run each overload this many times; the table shows the run with the median goodput (of two, the higher)"},
 			&cli.IntFlag{Name: "cics", Value: 4000, Usage: "circuits between the gateways (ITU: at most 4096)"},
 		},
 		Action: func(c *cli.Context) error {
