@@ -41,7 +41,7 @@ import (
 type AdmissionConfig struct {
 	Enabled bool
 	// Target is the queueing delay allowed on top of the baseline set-up
-	// time (40 ms: above the set-up time a loaded gateway shows at its capacity, so only the excess is refused).
+	// time (20 ms).
 	Target time.Duration
 	// InitialLimit is the limit before anything was measured (100);
 	// MinLimit and MaxLimit bound it (4, 10000). MinLimit is at least 1.
@@ -236,7 +236,7 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 // the limit is cut, and its set-up time falls with the calls in set-up
 // (Little's law: set-up = calls in set-up / rate); a server whose capacity
 // fell completes at its new rate however the limit then moves. When
-// instead the set-up time stays above baseline + Target (the gradient still cutting) with the limit
+// instead the set-up time stays above baseline + 1.5 Target with the limit
 // at half of where its run of cuts began, and while the limit goes on
 // falling the rate of set-ups completed falls with it, the delay is
 // one no limit can shed (a slower path, the machine's CPUs taken by other
@@ -258,7 +258,7 @@ func (l *limiter) futile(cfg *AdmissionConfig, now time.Time, setup, base time.D
 	case !falling && l.slow == 0:
 		l.cutFrom = l.limit
 		return false
-	case l.limit > l.cutFrom/2 || setup <= base+cfg.Target:
+	case l.limit > l.cutFrom/2 || 2*setup <= 2*base+3*cfg.Target:
 		l.slow = 0
 		return false
 	}

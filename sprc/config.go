@@ -133,7 +133,7 @@ type Constraint struct {
 var Default = Config{
 	ProbeInterval: time.Second, AverageOver: 10,
 	Level1Delay: 10 * time.Second, Level1Average: 5 * time.Second, ClearAverage: time.Second,
-	Admission: AdmissionConfig{Enabled: true, Target: 40 * time.Millisecond, InitialLimit: 100, MinLimit: 4, MaxLimit: 10000,
+	Admission: AdmissionConfig{Enabled: true, Target: 20 * time.Millisecond, InitialLimit: 100, MinLimit: 4, MaxLimit: 10000,
 		Smoothing: 0.25, Window: 100 * time.Millisecond, Baseline: 30 * time.Second, Hold: 2 * time.Second, ClearAfter: time.Second},
 	CodeYellow:   CodeYellowConfig{Enabled: true, SampleSize: 10, EntryLatency: 20 * time.Millisecond, ExitPercent: 40},
 	ACC:          ACCConfig{Mode: ACCAuto, Admit: [3]float64{0.5, 0.1, 0}, Duration: 5 * time.Second},
