@@ -149,11 +149,20 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		}
 	}
 	logf("bench: capacity %.0f full calls/s", res.Capacity)
-	if o.SkipOverload {
-		res.Finished = time.Now()
-		res.Machine.LoadAfter = loadAvg()
-		return res, Write(o.Out, res)
+	if !o.SkipOverload {
+		if err := overloads(ctx, &o, res, modes, tmp, raw, logf); err != nil {
+			return nil, err
+		}
 	}
+	res.Finished = time.Now()
+	res.Machine.LoadAfter = loadAvg()
+	return res, Write(o.Out, res)
+}
+
+// overloads runs every mode at every multiple (schedule's order), each run
+// on a fresh pair of gateways, and adds each (mode, multiple)'s median run
+// to res.Rows, mode by mode.
+func overloads(ctx context.Context, o *Options, res *Results, modes []Mode, tmp string, raw func(string) io.WriteCloser, logf func(string, ...any)) error {
 	runs := map[slot][]Row{}
 	for _, sl := range schedule(modes, o.Multipliers, max(1, o.Repeat)) {
 		s := o.Settings(sl.mode)
@@ -164,19 +173,19 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 			name += fmt.Sprintf("-run%d", sl.run+1)
 		}
 		logf("bench: %s: starting gateways A and B", name)
-		p, err := startPair(ctx, &o, s, filepath.Join(tmp, name))
+		p, err := startPair(ctx, o, s, filepath.Join(tmp, name))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if _, seen := res.Configs[mode+"/a.yaml"]; !seen {
 			res.Configs[mode+"/a.yaml"], res.Configs[mode+"/b.yaml"] = p.aCfg, p.bCfg
 		}
 		w := raw(name)
-		row, err := overload(ctx, &o, p, sl.mode, sl.mult, res.Capacity, w)
+		row, err := overload(ctx, o, p, sl.mode, sl.mult, res.Capacity, w)
 		w.Close()
 		p.stop()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		logf("bench: %s: %s", name, row.Brief())
 		key := slot{mode: sl.mode, mult: sl.mult}
@@ -187,9 +196,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 			res.Rows = append(res.Rows, median(runs[slot{mode: md, mult: m}]))
 		}
 	}
-	res.Finished = time.Now()
-	res.Machine.LoadAfter = loadAvg()
-	return res, Write(o.Out, res)
+	return nil
 }
 
 // slot is one overload run: a mode at a multiple of the capacity, the

@@ -105,7 +105,7 @@ func (o *Options) defaults() error {
 		o.SearchMode = ModeOff
 	}
 	if !slices.Contains(Modes, o.SearchMode) {
-		return fmt.Errorf("bench: unknown search control %q (one of %v)", o.SearchMode, Modes)
+		return fmt.Errorf("--search-control %q: want shipped, cooperative, on, throttle or off", o.SearchMode)
 	}
 	if o.Log == nil {
 		o.Log = os.Stderr

@@ -76,10 +76,6 @@ average to fall below it first; the results record the load either way.`,
 				}
 				mults = append(mults, v)
 			}
-			searchMode := bench.Mode(c.String("search-control"))
-			if !slices.Contains(bench.Modes, searchMode) {
-				return fmt.Errorf("--search-control %q: want shipped, cooperative, on, throttle or off", searchMode)
-			}
 			var modes []bench.Mode
 			if c.String("control") != "" {
 				for _, m := range strings.Split(c.String("control"), ",") {
@@ -101,7 +97,7 @@ average to fall below it first; the results record the load either way.`,
 				SearchFrom: c.Float64("search-from"), SearchStep: c.Duration("search-step"), Multipliers: mults,
 				Overload: c.Duration("overload"), Hold: c.Duration("hold"), Conns: c.Int("conns"),
 				WaitLoad: c.Float64("wait-load"), WaitMax: c.Duration("wait-max"), Log: c.App.ErrWriter,
-				KeepLogs: c.Bool("keep-logs"), SkipOverload: c.Bool("search-only"), Modes: modes, Repeat: c.Int("repeat"), SearchMode: searchMode})
+				KeepLogs: c.Bool("keep-logs"), SkipOverload: c.Bool("search-only"), Modes: modes, Repeat: c.Int("repeat"), SearchMode: bench.Mode(c.String("search-control"))})
 			if err != nil {
 				return err
 			}
