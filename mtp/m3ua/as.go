@@ -239,10 +239,13 @@ func (e *Endpoint) asLost(s *session) {
 		}
 	}
 	e.asMu.Unlock()
+	// T(r) runs from the loss, before anyone is told: a peer that reacts to
+	// the AS-Pending (or a test's fake clock advanced on seeing it) must
+	// find the timer already running.
+	e.clock.AfterFunc(e.recovery, func() { e.recoveryExpired(a, until) })
 	n := e.notifyInactive(a, s, asPending)
 	e.stats.ASPendingSent.Add(uint64(n))
 	e.log.Info().Str("peer", a.cfg.Name).Int("told", n).Msg("m3ua: last active ASP of the AS lost: AS-Pending")
-	e.clock.AfterFunc(e.recovery, func() { e.recoveryExpired(a, until) })
 }
 
 // recoveryExpired ends T(r) started at the loss of a (deadline until).
