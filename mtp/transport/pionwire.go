@@ -75,7 +75,7 @@ func (w *pionWire) Write(b []byte) (int, error) {
 	}
 	w.wmu.Lock()
 	defer w.wmu.Unlock()
-	p := append(w.wbuf[:0], b...)
+	p := completeHeartbeats(append(w.wbuf[:0], b...), time.Now().UnixNano())
 	w.tags.outbound(p)
 	setInitStreams(p, w.streams, w.streams)
 	setPorts(p, w.localPort, w.peerPort)

@@ -11,6 +11,8 @@ const (
 	sctpCommonHeaderLen = 12
 	chunkInit           = 1
 	chunkInitAck        = 2
+	chunkHeartbeat      = 4
+	chunkHeartbeatAck   = 5
 	chunkAbort          = 6
 	chunkShutdownAck    = 8
 	chunkCookieEcho     = 10
@@ -168,4 +170,56 @@ func ootbAbort(p []byte) []byte {
 	binary.BigEndian.PutUint16(a[sctpCommonHeaderLen+2:], 4)
 	setPorts(a, dst, src)
 	return a
+}
+
+// heartbeatInfoLen is a HEARTBEAT chunk holding the Heartbeat Info
+// parameter pion means to send: an 8-byte big-endian send time in Unix
+// nanoseconds, which pion's HEARTBEAT ACK handler reads back as an RTT
+// sample.
+const heartbeatInfoLen = 4 + 4 + 8
+
+// completeHeartbeats gives every HEARTBEAT chunk of an outgoing packet that
+// lacks its Heartbeat Info parameter one, stamped with now. pion v1.12.1
+// sends such chunks: chunkHeartbeat defines Marshal rather than marshal, so
+// the encoder falls back to the embedded chunkHeader and writes a bare
+// 4-byte chunk. RFC 9260 §3.3.5 makes Heartbeat Info mandatory, and Linux
+// aborts the association on a HEARTBEAT shorter than chunk header plus
+// parameter header (sctp_sf_beat_8_3: "The following chunk had invalid
+// length"). Packets without such a chunk, or malformed ones, come back
+// unchanged; otherwise the result is a new slice with the checksum not yet
+// recomputed.
+func completeHeartbeats(p []byte, now int64) []byte {
+	bare := 0
+	for off := sctpCommonHeaderLen; off+4 <= len(p); {
+		l := int(binary.BigEndian.Uint16(p[off+2:]))
+		if l < 4 {
+			return p
+		}
+		if p[off] == chunkHeartbeat && l < 8 {
+			bare++
+		}
+		off += (l + 3) &^ 3
+	}
+	if bare == 0 {
+		return p
+	}
+	out := make([]byte, sctpCommonHeaderLen, len(p)+bare*heartbeatInfoLen)
+	copy(out, p[:sctpCommonHeaderLen])
+	for off := sctpCommonHeaderLen; off+4 <= len(p); {
+		l := int(binary.BigEndian.Uint16(p[off+2:]))
+		end := min(off+((l+3)&^3), len(p))
+		if p[off] == chunkHeartbeat && l < 8 {
+			var hb [heartbeatInfoLen]byte
+			hb[0] = chunkHeartbeat
+			binary.BigEndian.PutUint16(hb[2:], heartbeatInfoLen)
+			binary.BigEndian.PutUint16(hb[4:], 1) // Heartbeat Info
+			binary.BigEndian.PutUint16(hb[6:], 4+8)
+			binary.BigEndian.PutUint64(hb[8:], uint64(now))
+			out = append(out, hb[:]...)
+		} else {
+			out = append(out, p[off:end]...)
+		}
+		off = end
+	}
+	return out
 }
