@@ -99,7 +99,7 @@ func TestPionHeartbeatIsComplete(t *testing.T) {
 
 	srv := make(chan *sctp.Association, 1)
 	go func() {
-		a, err := sctp.Server(sctp.Config{NetConn: wb, LoggerFactory: quietLogger{}})
+		a, err := sctp.ServerWithOptions(sctp.WithNetConn(wb), sctp.WithLoggerFactory(quietLogger{}))
 		if err != nil {
 			t.Error(err)
 		}
