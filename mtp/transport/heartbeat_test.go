@@ -11,20 +11,22 @@ import (
 	"github.com/pion/sctp"
 )
 
-// memPath is an in-memory packetPath; every packet written is recorded.
+// memPath is an in-memory packetPath; every packet written is recorded,
+// and wrote is signalled.
 type memPath struct {
-	in   chan []byte
-	peer *memPath
-	done chan struct{}
-	once sync.Once
+	in    chan []byte
+	peer  *memPath
+	done  chan struct{}
+	once  sync.Once
+	wrote chan struct{}
 
 	mu   sync.Mutex
 	sent [][]byte
 }
 
 func memPaths() (a, b *memPath) {
-	a = &memPath{in: make(chan []byte, 64), done: make(chan struct{})}
-	b = &memPath{in: make(chan []byte, 64), done: make(chan struct{})}
+	a = &memPath{in: make(chan []byte, 64), done: make(chan struct{}), wrote: make(chan struct{}, 1)}
+	b = &memPath{in: make(chan []byte, 64), done: make(chan struct{}), wrote: make(chan struct{}, 1)}
 	a.peer, b.peer = b, a
 	return a, b
 }
@@ -43,6 +45,10 @@ func (p *memPath) writePacket(b []byte) error {
 	p.mu.Lock()
 	p.sent = append(p.sent, pkt)
 	p.mu.Unlock()
+	select {
+	case p.wrote <- struct{}{}:
+	default:
+	}
 	select {
 	case p.peer.in <- pkt:
 	default:
@@ -119,7 +125,8 @@ func TestPionHeartbeatIsComplete(t *testing.T) {
 
 	c.assoc.ActiveHeartbeat()
 
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.NewTimer(3 * time.Second)
+	defer deadline.Stop()
 	for {
 		var hb, ack bool
 		for _, p := range pa.packets() {
@@ -134,10 +141,12 @@ func TestPionHeartbeatIsComplete(t *testing.T) {
 		if hb && ack {
 			return
 		}
-		if time.Now().After(deadline) {
+		select { // until either side writes again
+		case <-pa.wrote:
+		case <-pb.wrote:
+		case <-deadline.C:
 			t.Fatalf("HEARTBEAT sent %v, HEARTBEAT ACK back %v", hb, ack)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
