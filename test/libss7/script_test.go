@@ -170,6 +170,7 @@ func TestBackToBackSupervision(t *testing.T) {
 // call, the other gives way, takes the incoming call and repeats its own
 // attempt on another circuit.
 func TestBackToBackGlare(t *testing.T) {
+	skipSelfTest(t)
 	t.Parallel()
 	bin := Build(t)
 	for _, v := range variants {
