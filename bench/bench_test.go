@@ -1,8 +1,11 @@
 package bench
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -176,5 +179,74 @@ func TestScheduleTakesTurns(t *testing.T) {
 	}
 	if firsts[ModeShipped] != 3 || firsts[ModeOff] != 3 {
 		t.Fatalf("first of a round: %v, want shipped and off 3 each", firsts)
+	}
+}
+
+// TestChildProcs: each process gets its share of the CPUs unless the user
+// says otherwise, by flag or by the environment.
+func TestChildProcs(t *testing.T) {
+	for _, c := range []struct {
+		procs, cpus int
+		env         string
+		want        int
+	}{
+		{0, 2, "", 1},   // a 2-CPU machine: 1 each, not 0
+		{0, 8, "", 2},   // 8 CPUs shared by four processes
+		{0, 17, "", 4},  // rounded down
+		{0, 8, "3", 3},  // GOMAXPROCS in the bench's environment is inherited
+		{0, 8, "x", 2},  // not a number: ignored, as Go ignores it
+		{0, 8, "0", 2},  // nor 0
+		{5, 8, "3", 5},  // the flag wins
+		{-1, 8, "3", 0}, // Go's default
+	} {
+		if got := childProcs(c.procs, c.cpus, c.env); got != c.want {
+			t.Errorf("childProcs(%d, %d, %q) = %d, want %d", c.procs, c.cpus, c.env, got, c.want)
+		}
+	}
+	if procsLabel(0) != "Go's default" || procsLabel(3) != "3" {
+		t.Errorf("labels %q %q", procsLabel(0), procsLabel(3))
+	}
+}
+
+// TestChildEnvReachesTheProcess: a process started with childEnv runs with
+// the GOMAXPROCS it says, once in its environment, whatever the bench's own
+// environment held.
+func TestChildEnvReachesTheProcess(t *testing.T) {
+	if os.Getenv("ISUPGW_BENCH_CHILD") == "1" {
+		fmt.Printf("gomaxprocs=%d\n", runtime.GOMAXPROCS(0))
+		os.Exit(0)
+	}
+	// More than Go's default can ever be (at most nproc), so that the last
+	// case can tell the default from an inherited value.
+	inherited := fmt.Sprint(runtime.NumCPU() + 5)
+	t.Setenv("GOMAXPROCS", inherited)
+	for _, c := range []struct {
+		procs int
+		want  string
+	}{{0, inherited}, {3, "3"}, {-1, ""}} {
+		o := &Options{Procs: c.procs}
+		env := append(o.childEnv(), "ISUPGW_BENCH_CHILD=1")
+		n := 0
+		for _, kv := range env {
+			if strings.HasPrefix(kv, "GOMAXPROCS=") {
+				n++
+			}
+		}
+		if n > 1 || (c.procs >= 0 && n != 1) {
+			t.Fatalf("procs %d: %d GOMAXPROCS entries", c.procs, n)
+		}
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestChildEnvReachesTheProcess$")
+		cmd.Env = env
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("procs %d: %v", c.procs, err)
+		}
+		got := strings.TrimSpace(string(out))
+		if c.want == "" && (got == "gomaxprocs="+inherited || !strings.HasPrefix(got, "gomaxprocs=")) {
+			t.Errorf("procs -1: the child says %q, want Go's default", got)
+		}
+		if c.want != "" && got != "gomaxprocs="+c.want {
+			t.Errorf("procs %d: the child says %q, want gomaxprocs=%s", c.procs, got, c.want)
+		}
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/isupgw/isupgw/loadgen"
@@ -103,9 +105,9 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	res := &Results{Started: time.Now(), Settings: map[string]Settings{}, Configs: map[string]string{},
 		Options: map[string]string{"hold": o.Hold.String(), "conns": fmt.Sprint(o.Conns), "search_step": o.SearchStep.String(),
 			"warm": o.Warm.String(), "overload": o.Overload.String(), "recover": o.Recover.String(), "repeat": fmt.Sprint(max(1, o.Repeat)),
-			"search_control": string(o.SearchMode)}}
+			"search_control": string(o.SearchMode), "gomaxprocs": procsLabel(childProcs(o.Procs, runtime.NumCPU(), os.Getenv("GOMAXPROCS")))}}
 	res.Machine = Describe()
-	logf("bench: %s", res.Machine.Line())
+	logf("bench: %s; GOMAXPROCS of each process it starts: %s", res.Machine.Line(), res.Options["gomaxprocs"])
 	tmp, err := os.MkdirTemp("", "isupgw-bench-")
 	if err != nil {
 		return nil, err
@@ -396,4 +398,12 @@ func (r Row) Brief() string {
 func (r *Results) json() []byte {
 	b, _ := json.MarshalIndent(r, "", "  ")
 	return append(b, '\n')
+}
+
+// procsLabel is childProcs' answer as results.md states it.
+func procsLabel(n int) string {
+	if n == 0 {
+		return "Go's default"
+	}
+	return strconv.Itoa(n)
 }

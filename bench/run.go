@@ -20,7 +20,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -61,6 +63,42 @@ type Options struct {
 	// Repeat runs each overload this many times and keeps the run with the
 	// median goodput (default 1).
 	Repeat int
+	// Procs is the GOMAXPROCS of each process the bench starts: 0 gives each
+	// of the four its share of the CPUs (nproc/4, at least 1) unless
+	// GOMAXPROCS is set in the bench's own environment (then that value is
+	// inherited); -1 leaves Go's default (every CPU in every process).
+	Procs int
+}
+
+// childProcs is the GOMAXPROCS the bench's processes run with, or 0 for Go's
+// default. On one machine the four processes (two gateways, the load
+// generator and the answering host) share the CPUs; with Go's default each
+// has as many Ps as the machine has CPUs, and a goroutine woken while another
+// P is idle wakes a second thread that spins before it sleeps again, taking
+// CPU from the other three (results/notes.md, 2026-12-03 late morning: CPU
+// per call at 3x 97-128 us with 2 Ps each on 2 CPUs, 78-86 us with 1). A
+// share of the CPUs each is what separate machines would give them.
+func childProcs(procs, cpus int, env string) int {
+	switch {
+	case procs > 0:
+		return procs
+	case procs < 0:
+		return 0
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(env)); err == nil && n > 0 {
+		return n
+	}
+	return max(1, cpus/4)
+}
+
+// childEnv is the environment of every process the bench starts: its own,
+// with GOMAXPROCS set as childProcs says (the same in every mode).
+func (o *Options) childEnv() []string {
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOMAXPROCS=") })
+	if n := childProcs(o.Procs, runtime.NumCPU(), os.Getenv("GOMAXPROCS")); n > 0 {
+		env = append(env, "GOMAXPROCS="+strconv.Itoa(n))
+	}
+	return env
 }
 
 func (o *Options) defaults() error {
@@ -186,6 +224,7 @@ func startPair(ctx context.Context, o *Options, s Settings, dir string) (*pair, 
 		p.logFiles = append(p.logFiles, lf)
 		cmd := exec.Command(o.Exe, "run", "--config", filepath.Join(dir, name+".yaml"), "--drain-timeout", "1s")
 		cmd.Stdout, cmd.Stderr = lf, lf
+		cmd.Env = o.childEnv()
 		if err := cmd.Start(); err != nil {
 			p.stop()
 			return nil, err
@@ -209,6 +248,7 @@ func startPair(ctx context.Context, o *Options, s Settings, dir string) (*pair, 
 	p.ans = exec.Command(o.Exe, "load", "--answer", "--json", "--quiet", "--addr", fmt.Sprintf("127.0.0.1:%d", ports.BHost),
 		"--token", s.Token, "--conns", fmt.Sprint(o.Conns))
 	p.ans.Stdout, p.ans.Stderr = p.ansOut, p.ansOut
+	p.ans.Env = o.childEnv()
 	if err := p.ans.Start(); err != nil {
 		p.stop()
 		return nil, err
@@ -361,6 +401,7 @@ func (p *pair) load(ctx context.Context, o *Options, schedule string, raw io.Wri
 		args = append(args, "--cooperative")
 	}
 	cmd := exec.CommandContext(ctx, o.Exe, args...)
+	cmd.Env = o.childEnv()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -101,9 +101,13 @@ func Markdown(r *Results) string {
 	b.WriteString("## Machine\n\n")
 	fmt.Fprintf(&b, "| | |\n|---|---|\n| CPUs (nproc) | %d |\n| CPU model | %s |\n| memory | %d MB |\n| Go | %s |\n| kernel | %s |\n| commit | %s |\n",
 		m.CPUs, m.CPUModel, m.MemoryMB, m.GoVersion, m.Kernel, m.Commit)
-	fmt.Fprintf(&b, "| load average (1 min) at start / end | %.2f / %.2f |\n| run | %s to %s |\n\n",
+	fmt.Fprintf(&b, "| load average (1 min) at start / end | %.2f / %.2f |\n| run | %s to %s |\n",
 		m.LoadBefore, m.LoadAfter, r.Started.UTC().Format("2006-01-02 15:04:05"), r.Finished.UTC().Format("15:04:05 MST"))
-	b.WriteString("The load generator, the answering host and both gateways share the machine's CPUs. The load average at the start is the machine before the benchmark (other work on it); at the end it includes the benchmark's own four processes.\n\n")
+	if g := r.Options["gomaxprocs"]; g != "" {
+		fmt.Fprintf(&b, "| GOMAXPROCS of each of the four processes | %s |\n", g)
+	}
+	b.WriteString("\nThe load generator, the answering host and both gateways share the machine's CPUs. The load average at the start is the machine before the benchmark (other work on it); at the end it includes the benchmark's own four processes. ")
+	b.WriteString("Unless told otherwise (`--gomaxprocs`, or GOMAXPROCS in the bench's environment), the bench gives each process its share of the CPUs, nproc/4 and at least 1, in every mode alike: what separate machines would give them, and what docs/deployment.md advises for a gateway that shares a small machine. It is a setting of the process environment, not of the gateways' YAML.\n\n")
 	b.WriteString("## Capacity\n\n")
 	fmt.Fprintf(&b, "Maximum sustainable full-call rate: **%.0f calls/s** (searched with control %s). A rate is sustained when, over a %s step, the calls offered are answered and completed at the asked rate (>= 97 %%), at most one in a thousand is refused (the shipped admission refuses a few calls of a burst near its limit), none fails, the admitted p99 setup latency (outseize sent to answered received) is at most 100 ms, and the generator keeps up.\n\n",
 		r.Capacity, cmp.Or(r.Options["search_control"], "off"), r.Options["search_step"])

@@ -40,7 +40,14 @@ alike. The capacity search runs with --search-control (default off).
 
 With 60 s overloads it takes about 25 minutes (three times that with --repeat 3). Measurements on a busy machine are not worth
 much: --wait-load waits (polling every 30 s, at most --wait-max) for the load
-average to fall below it first; the results record the load either way.`,
+average to fall below it first; the results record the load either way.
+
+The four processes share the machine. Each gets its share of the CPUs as its
+GOMAXPROCS (nproc/4, at least 1; --gomaxprocs or GOMAXPROCS in the
+environment says otherwise), in every mode alike: with Go's default each
+process has every CPU, and the threads its scheduler wakes and spins take
+CPU from the other three. It is a setting of the process environment, not of
+the gateways' configuration.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Value: "results", Usage: "results folder"},
 			&cli.Float64Flag{Name: "capacity", Usage: "skip the search and use this rate (calls/s) as the capacity"},
@@ -64,6 +71,7 @@ average to fall below it first; the results record the load either way.`,
 			&cli.StringFlag{Name: "throttle-target", Usage: "control throttle: the outbound queue wait to keep (default: halfway between the clear and level 1 averages)"},
 			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run each overload this many times; the table shows the run with the median goodput (of two, the higher)"},
 			&cli.IntFlag{Name: "cics", Value: 4000, Usage: "circuits between the gateways (ITU: at most 4096)"},
+			&cli.IntFlag{Name: "gomaxprocs", Usage: "GOMAXPROCS of each process the bench starts (0: GOMAXPROCS from this environment if set, else nproc/4 and at least 1, each process's share of the CPUs; -1: Go's default, every CPU in each)"},
 		},
 		Action: func(c *cli.Context) error {
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
@@ -97,7 +105,7 @@ average to fall below it first; the results record the load either way.`,
 				SearchFrom: c.Float64("search-from"), SearchStep: c.Duration("search-step"), Multipliers: mults,
 				Overload: c.Duration("overload"), Hold: c.Duration("hold"), Conns: c.Int("conns"),
 				WaitLoad: c.Float64("wait-load"), WaitMax: c.Duration("wait-max"), Log: c.App.ErrWriter,
-				KeepLogs: c.Bool("keep-logs"), SkipOverload: c.Bool("search-only"), Modes: modes, Repeat: c.Int("repeat"), SearchMode: bench.Mode(c.String("search-control"))})
+				KeepLogs: c.Bool("keep-logs"), SkipOverload: c.Bool("search-only"), Modes: modes, Repeat: c.Int("repeat"), Procs: c.Int("gomaxprocs"), SearchMode: bench.Mode(c.String("search-control"))})
 			if err != nil {
 				return err
 			}
