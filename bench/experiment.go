@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"time"
@@ -105,7 +104,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	res := &Results{Started: time.Now(), Settings: map[string]Settings{}, Configs: map[string]string{},
 		Options: map[string]string{"hold": o.Hold.String(), "conns": fmt.Sprint(o.Conns), "search_step": o.SearchStep.String(),
 			"warm": o.Warm.String(), "overload": o.Overload.String(), "recover": o.Recover.String(), "repeat": fmt.Sprint(max(1, o.Repeat)),
-			"search_control": string(o.SearchMode), "gomaxprocs": procsLabel(childProcs(o.Procs, runtime.NumCPU(), os.Getenv("GOMAXPROCS")))}}
+			"search_control": string(o.SearchMode), "gomaxprocs": procsLabel(o.childGOMAXPROCS())}}
 	res.Machine = Describe()
 	logf("bench: %s; GOMAXPROCS of each process it starts: %s", res.Machine.Line(), res.Options["gomaxprocs"])
 	tmp, err := os.MkdirTemp("", "isupgw-bench-")

@@ -91,11 +91,16 @@ func childProcs(procs, cpus int, env string) int {
 	return max(1, cpus/4)
 }
 
+// childGOMAXPROCS is childProcs for this machine and environment.
+func (o *Options) childGOMAXPROCS() int {
+	return childProcs(o.Procs, runtime.NumCPU(), os.Getenv("GOMAXPROCS"))
+}
+
 // childEnv is the environment of every process the bench starts: its own,
 // with GOMAXPROCS set as childProcs says (the same in every mode).
 func (o *Options) childEnv() []string {
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOMAXPROCS=") })
-	if n := childProcs(o.Procs, runtime.NumCPU(), os.Getenv("GOMAXPROCS")); n > 0 {
+	if n := o.childGOMAXPROCS(); n > 0 {
 		env = append(env, "GOMAXPROCS="+strconv.Itoa(n))
 	}
 	return env
