@@ -52,6 +52,10 @@ type AdmissionConfig struct {
 	Window time.Duration
 	// Baseline is how long the lowest set-up time is remembered (30 s).
 	Baseline time.Duration
+	// FirstProbe is how long a destination refuses before its baseline is
+	// probed the first time in that overload (2 s); later probes follow
+	// every Baseline.
+	FirstProbe time.Duration
 	// Hold is the least time the admission's level 1 stays raised (2 s);
 	// it clears once nothing was refused for ClearAfter (1 s).
 	Hold, ClearAfter time.Duration
@@ -88,6 +92,7 @@ type limiter struct {
 	standing    bool          // the last window measured had a standing queue
 	peak        int64         // most calls in set-up during this window
 	lastRefused uint64
+	windowAt    time.Time // when the last window closed
 	base        baseline
 	atMinSince  time.Time
 	// lastSeen is the last window that could show the baseline (nothing
@@ -96,6 +101,7 @@ type limiter struct {
 	lastSeen  time.Time
 	probe     int
 	probeFrom float64
+	probed    bool // the baseline was probed since lastSeen
 	// cutFrom is where the limit stood before its last run of cuts
 	// (lastLimit: the limit the last window found); rate follows the
 	// completed rate (a quarter of each window's); slow counts the windows
@@ -172,10 +178,17 @@ func (l *limiter) closeWindow() (refused bool, peak int64) {
 // measured (the limit stands).
 func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused bool, g float64, ok bool) {
 	refused, peak := l.closeWindow()
+	// The window's real length: a loop busy under the overload ticks late,
+	// and a rate counted over the nominal window would overstate it.
+	length := cfg.Window
+	if !l.windowAt.IsZero() {
+		length = max(now.Sub(l.windowAt), time.Millisecond)
+	}
+	l.windowAt = now
 	if l.n == 0 {
 		return refused, 0, false
 	}
-	setup, quickest, rate := l.sum/time.Duration(l.n), l.quickest, float64(l.n)/cfg.Window.Seconds()
+	setup, quickest, rate := l.sum/time.Duration(l.n), l.quickest, float64(l.n)/length.Seconds()
 	l.sum, l.n, l.quickest = 0, 0, 0
 	if l.lastSeen.IsZero() {
 		l.lastSeen = now
@@ -184,21 +197,29 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 	case 2: // the queue drains
 		l.probe = 1
 		return refused, 0, false
-	case 1: // drained: this window's set-up is close to the baseline
+	case 1: // drained: this window's set-up is the baseline at this load
 		l.probe, l.lastSeen = 0, now
-		l.base.observe(setup, now, true, cfg.Baseline)
+		l.base.relearn(setup, now)
 		l.limit = l.probeFrom
 		l.gate.limit.Store(int64(l.limit))
 		return refused, 0, false
 	}
 	if !refused {
-		l.lastSeen = now
-	} else if now.Sub(l.lastSeen) >= cfg.Baseline {
-		// Refusing for a whole baseline period, the baseline was not seen
-		// since (or never, when the overload came first): probe it, as
-		// BBR's ProbeRTT does, with the limit at a quarter for two windows
-		// (one to drain the queue, one to measure), then back.
-		l.probe, l.probeFrom = 2, l.limit
+		l.lastSeen, l.probed = now, false
+	} else if d := now.Sub(l.lastSeen); d >= cfg.Baseline || (!l.probed && d >= cfg.FirstProbe) {
+		// Refusing, the baseline was not seen since (or never, when the
+		// overload came first): probe it, as BBR's ProbeRTT does, with the
+		// limit at a quarter for two windows (one to drain the queue, one
+		// to measure), then back. The probe's set-up time replaces the
+		// baseline: it is the set-up time without queueing at the load
+		// the overload brings, which the baseline learnt before it
+		// underestimates when that load slows the path itself (the
+		// flood's refusals and the far end taking the machine's CPUs):
+		// with that baseline, a delay between Target and 1.5 Target above
+		// it, too small for the futile-cut rule, would sink the limit and
+		// goodput with it. The first probe comes FirstProbe into an
+		// overload, then one every Baseline.
+		l.probe, l.probeFrom, l.probed = 2, l.limit, true
 		l.limit = max(l.limit/4, float64(cfg.MinLimit))
 		l.gate.limit.Store(int64(l.limit))
 		return refused, 0, false
@@ -551,20 +572,28 @@ func (c *Controller) admissionTick(now time.Time) {
 	if measured {
 		all.apply(cfg, best, peak, !a.farEnd && standing, rm)
 	}
-	refused = refused && !a.farEnd
+	own := refused && !a.farEnd
 	before := c.outboundLevel()
-	if refused {
+	if own {
 		a.refusing++
 	} else {
 		a.refusing = 0
 	}
 	switch {
-	case refused:
+	case own:
 		a.lastRefusal = now
 		if a.level == 0 && a.refusing >= 2 { // two windows in a row: not a stray burst
 			a.level, a.since = 1, now
 			a.changes++
 		}
+	case refused && a.level > 0:
+		// Raised for the gateway's own congestion, the level holds while
+		// the admission goes on refusing, even in windows whose own queue
+		// was quick (a baseline probe draining it, the limit cut below the
+		// load for a moment): the overload is not over, and a level
+		// cleared and raised again within it is the flapping operators
+		// and neighbours must not see.
+		a.lastRefusal = now
 	case a.level > 0 && now.Sub(a.lastRefusal) >= cfg.ClearAfter && now.Sub(a.since) >= cfg.Hold:
 		a.level = 0
 		a.changes++

@@ -2,6 +2,7 @@ package sprc
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -16,12 +17,17 @@ import (
 // the own queue's); otherwise it is a far end: the IAM is sent on admission
 // and the call waits in the far end's queue.
 type simServer struct {
-	rate   float64
-	prop   time.Duration
-	own    bool
-	credit float64
-	queue  []simCall
-	flight []simCall // served, backward message due at .due
+	rate float64
+	prop time.Duration
+	// perLoad is how much longer than prop the path takes per unit of the
+	// offered load over the rate: work the offered calls cost everywhere
+	// (refusing the flood, the far end and the host sharing the machine's
+	// CPUs) that no limit on admitted calls can shed.
+	perLoad time.Duration
+	own     bool
+	credit  float64
+	queue   []simCall
+	flight  []simCall // served, backward message due at .due
 }
 
 type simCall struct {
@@ -148,7 +154,7 @@ func (s *sim) stepLane(ln *lane) {
 			ln.cur.admitted++
 		}
 		ln.cur.waitSum += wait
-		x.due = s.f.now.Add(ln.srv.prop)
+		x.due = s.f.now.Add(ln.srv.prop + time.Duration(float64(ln.srv.perLoad)*ln.load/ln.srv.rate))
 		ln.srv.flight = append(ln.srv.flight, x)
 	}
 	if len(ln.srv.queue) == 0 {
@@ -419,4 +425,53 @@ func TestAdmissionTakesInDelayItCannotShed(t *testing.T) {
 	s.srv.prop = 60 * time.Millisecond
 	s.run(2*rate, 20*time.Second)
 	s.expectCapacity(17, 33, rate)
+}
+
+// TestAdmissionLearnsBaselineUnderTheOverload: the set-up time without
+// queueing grows with the offered load (the flood's refusals and the far
+// end take CPU from the path), from 10 ms at half the capacity to 35 ms at
+// three times it, past the 10 ms baseline + 20 ms target learnt before the
+// overload but short of what the futile-cut rule can tell. The admission
+// probes its baseline early in the overload, learns the set-up time at
+// this load and holds goodput at the capacity from then on, not only after
+// the first 30 s baseline period; the level is raised once and held.
+func TestAdmissionLearnsBaselineUnderTheOverload(t *testing.T) {
+	const rate = 20000
+	s := newSim(t, rate, 5*time.Millisecond, true)
+	s.srv.perLoad = 10 * time.Millisecond
+	s.run(rate/2, 5*time.Second)
+	s.run(3*rate, 40*time.Second)
+	s.expectCapacity(11, 45, rate)
+	if n := s.f.c.Snapshot().Admission.LevelChanges; n != 1 {
+		t.Errorf("%d level changes in the overload, want 1\n%s", n, s.trace())
+	}
+}
+
+// TestAdmissionRateOverTheWindowsRealLength: a loop busy under an overload
+// ticks late; the completed rate, from which the sudden-overload cut and the
+// room for a stall are sized (Little's law), is counted over the window's
+// real length, not the nominal 100 ms.
+func TestAdmissionRateOverTheWindowsRealLength(t *testing.T) {
+	cfg := Default.Admission
+	l := newLimiter(&cfg, nil)
+	now := time.Unix(0, 0)
+	finish := func(n int) {
+		for range n {
+			l.started()
+			l.finished(10*time.Millisecond, true)
+		}
+	}
+	finish(100)
+	l.adjust(&cfg, now, true)
+	for _, late := range []time.Duration{cfg.Window, 2 * cfg.Window, 4 * cfg.Window} {
+		now = now.Add(late)
+		finish(100)
+		if _, _, ok := l.adjust(&cfg, now, true); !ok {
+			t.Fatalf("window of %v: nothing measured", late)
+		}
+		rate := 100 / late.Seconds()
+		if want := rate * (l.base.held + stallAllowance).Seconds(); math.Abs(l.room.burst-want) > 0.01*want {
+			t.Errorf("window of %v: room for a stall %.1f calls, want %.1f (rate %.0f/s)", late, l.room.burst, want, rate)
+		}
+	}
 }

@@ -134,7 +134,7 @@ var Default = Config{
 	ProbeInterval: time.Second, AverageOver: 10,
 	Level1Delay: 10 * time.Second, Level1Average: 5 * time.Second, ClearAverage: time.Second,
 	Admission: AdmissionConfig{Enabled: true, Target: 20 * time.Millisecond, InitialLimit: 100, MinLimit: 4, MaxLimit: 10000,
-		Smoothing: 0.25, Window: 100 * time.Millisecond, Baseline: 30 * time.Second, Hold: 2 * time.Second, ClearAfter: time.Second},
+		Smoothing: 0.25, Window: 100 * time.Millisecond, Baseline: 30 * time.Second, FirstProbe: 2 * time.Second, Hold: 2 * time.Second, ClearAfter: time.Second},
 	CodeYellow:   CodeYellowConfig{Enabled: true, SampleSize: 10, EntryLatency: 20 * time.Millisecond, ExitPercent: 40},
 	ACC:          ACCConfig{Mode: ACCAuto, Admit: [3]float64{0.5, 0.1, 0}, Duration: 5 * time.Second},
 	MTP:          MTPCongestionConfig{T29: 500 * time.Millisecond, T30: 8 * time.Second, Steps: []float64{1, 0.75, 0.5, 0.25}},
@@ -162,6 +162,7 @@ func (c Config) withDefaults() Config {
 	setD(&a.Target, da.Target)
 	setD(&a.Window, da.Window)
 	setD(&a.Baseline, da.Baseline)
+	setD(&a.FirstProbe, da.FirstProbe)
 	setD(&a.Hold, da.Hold)
 	setD(&a.ClearAfter, da.ClearAfter)
 	if a.MinLimit == 0 {
@@ -225,7 +226,7 @@ func (c Config) Validate() error {
 	if a := c.Admission; a.Smoothing <= 0 || a.Smoothing > 1 {
 		bad("admission smoothing %v: want more than 0, at most 1", a.Smoothing)
 	}
-	if a := c.Admission; a.Target < 0 || a.Window < 0 || a.Baseline < 0 || a.Hold < 0 || a.ClearAfter < 0 {
+	if a := c.Admission; a.Target < 0 || a.Window < 0 || a.Baseline < 0 || a.FirstProbe < 0 || a.Hold < 0 || a.ClearAfter < 0 {
 		bad("admission durations must not be negative")
 	}
 	if c.CodeYellow.ExitPercent < 1 || c.CodeYellow.ExitPercent > 100 {

@@ -202,6 +202,7 @@ type Admission struct {
 	Smoothing    float64  `yaml:"smoothing"`
 	Window       Duration `yaml:"window"`
 	Baseline     Duration `yaml:"baseline"`
+	FirstProbe   Duration `yaml:"first_probe"`
 	Hold         Duration `yaml:"hold"`
 	ClearAfter   Duration `yaml:"clear_after"`
 }
@@ -729,7 +730,7 @@ func (v *validator) build(f *File) *Config {
 	ad := c.Admission
 	sc.Admission = sprc.AdmissionConfig{Enabled: ad.Enabled == nil || *ad.Enabled, Target: time.Duration(ad.Target),
 		InitialLimit: ad.InitialLimit, MinLimit: ad.MinLimit, MaxLimit: ad.MaxLimit, Smoothing: ad.Smoothing,
-		Window: time.Duration(ad.Window), Baseline: time.Duration(ad.Baseline), Hold: time.Duration(ad.Hold), ClearAfter: time.Duration(ad.ClearAfter)}
+		Window: time.Duration(ad.Window), Baseline: time.Duration(ad.Baseline), FirstProbe: time.Duration(ad.FirstProbe), Hold: time.Duration(ad.Hold), ClearAfter: time.Duration(ad.ClearAfter)}
 	if f.CodeYellow.Enabled != nil {
 		sc.CodeYellow.Enabled = *f.CodeYellow.Enabled
 	}
