@@ -29,9 +29,11 @@ import (
 // (Little's law; docs/congestion.md). At equilibrium the queueing delay the calls see is
 // about Target, the server runs at its capacity and only the excess is
 // refused. The limit never falls below MinLimit (>= 1): with no call in
-// set-up, a call is always admitted. After a Baseline period of refusing the
-// baseline is probed (the limit at a quarter for two windows, BBR's
-// ProbeRTT). Cuts that halve the limit while the completed rate falls with
+// set-up, a call is always admitted. FirstProbe into a run of refusals, and
+// then every Baseline, the baseline is probed (the limit at a quarter for
+// two windows, BBR's ProbeRTT); every 2 s the room above the limit is
+// probed (the limit a quarter higher, kept when the completed rate rises
+// with it, BBR's ProbeBW). Cuts that halve the limit while the completed rate falls with
 // it and set-up stays slow are undone, the baseline taking the delay in: no
 // limit can shed it (futile). The overall limit moves with the highest
 // gradient of the destinations: it shrinks when all of them slow down (the
@@ -102,6 +104,7 @@ type limiter struct {
 	probe     int
 	probeFrom float64
 	probed    bool // the baseline was probed since lastSeen
+	up        upProbe
 	// cutFrom is where the limit stood before its last run of cuts
 	// (lastLimit: the limit the last window found); rate follows the
 	// completed rate (a quarter of each window's); slow counts the windows
@@ -189,6 +192,7 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 		return refused, 0, false
 	}
 	setup, quickest, rate := l.sum/time.Duration(l.n), l.quickest, float64(l.n)/length.Seconds()
+	w := tally{n: l.n, length: length, sum: l.sum}
 	l.sum, l.n, l.quickest = 0, 0, 0
 	if l.lastSeen.IsZero() {
 		l.lastSeen = now
@@ -204,6 +208,11 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 		l.gate.limit.Store(int64(l.limit))
 		return refused, 0, false
 	}
+	if l.up.left > 0 {
+		l.probeUp(cfg, now, w)
+		return refused, 0, false
+	}
+	l.up.push(w)
 	if !refused {
 		l.lastSeen, l.probed = now, false
 	} else if d := now.Sub(l.lastSeen); d >= cfg.Baseline || (!l.probed && d >= cfg.FirstProbe) {
@@ -248,8 +257,96 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 	// Such a window moves the limit by the gradient's small steps only,
 	// never by the sudden cut.
 	l.standing = quickest > base+cfg.Target/2
+	if refused && g < 1 && l.probed && l.up.ready(now) {
+		l.up.start(l.limit)
+		l.limit *= upGain
+		l.gate.limit.Store(int64(l.limit))
+		return refused, 0, false
+	}
 	l.apply(cfg, g, peak, own && l.standing, l.room)
 	return refused, g, true
+}
+
+// The probe for room above the limit, as BBR's ProbeBW probes for
+// bandwidth: while refusing with set-up above baseline + Target, the limit
+// is raised by a quarter for upWindows windows and the rate of set-ups
+// completed in its last upWindows-upSettle windows is compared with the
+// upWindows windows before. In a queue at its capacity more calls in
+// set-up only wait longer and the rate stays (Little's law); when instead
+// the rate rises with the limit (by at least 40 % of the raise), the calls
+// added were served side by side, not queued: the set-up time they saw is
+// the path's at this load, not queueing. The probe's set-up time less
+// Target becomes the baseline and the raised limit stays. Without it a
+// set-up time that no longer depends on the calls in set-up (a machine whose
+// processes take turns on its CPUs, a far end that answers after a fixed
+// time) leaves the gradient nothing to go by: slightly above the target the
+// limit drifts wherever the noise takes it, and goodput with it
+// (results/notes.md: between 900 and 1500 calls in set-up at the same 30 ms,
+// 25-28k against 38-46k calls/s).
+const (
+	upGain    = 1.25
+	upWindows = 10
+	upSettle  = 3
+	upEvery   = 2 * time.Second
+)
+
+// tally is what windows measured: set-ups completed, their length and the
+// sum of their set-up times.
+type tally struct {
+	n           int
+	length, sum time.Duration
+}
+
+func (t tally) plus(o tally) tally { return tally{t.n + o.n, t.length + o.length, t.sum + o.sum} }
+
+func (t tally) rate() float64 { return float64(t.n) / max(t.length, time.Millisecond).Seconds() }
+
+type upProbe struct {
+	left   int     // windows left of the probe (0: none)
+	from   float64 // the limit before it
+	at     time.Time
+	recent [upWindows]tally // the last windows before a probe
+	filled int
+	during tally
+}
+
+func (u *upProbe) push(w tally) {
+	copy(u.recent[:], u.recent[1:])
+	u.recent[upWindows-1] = w
+	u.filled = min(u.filled+1, upWindows)
+}
+
+// ready reports whether a probe may start: a full history, and upEvery
+// since the last one ended.
+func (u *upProbe) ready(now time.Time) bool {
+	return u.filled == upWindows && (u.at.IsZero() || now.Sub(u.at) >= upEvery)
+}
+
+func (u *upProbe) start(limit float64) {
+	u.left, u.from, u.during = upWindows, limit, tally{}
+}
+
+// probeUp takes one window of a probe and decides at its end.
+func (l *limiter) probeUp(cfg *AdmissionConfig, now time.Time, w tally) {
+	u := &l.up
+	if u.left--; u.left < upWindows-upSettle {
+		u.during = u.during.plus(w)
+	}
+	if u.left > 0 {
+		return
+	}
+	var before tally
+	for _, x := range u.recent {
+		before = before.plus(x)
+	}
+	u.at, u.filled = now, 0
+	if u.during.n > 0 && u.during.rate() >= before.rate()*(1+0.4*(upGain-1)) {
+		setup := u.during.sum / time.Duration(u.during.n)
+		l.base.relearn(max(setup-cfg.Target, l.base.held), now)
+		return
+	}
+	l.limit = u.from
+	l.gate.limit.Store(int64(l.limit))
 }
 
 // futile reports (and undoes) cuts that did not shorten the set-up time.
@@ -571,6 +668,12 @@ func (c *Controller) admissionTick(now time.Time) {
 	}
 	if measured {
 		all.apply(cfg, best, peak, !a.farEnd && standing, rm)
+	}
+	for _, l := range *a.gates.Load() {
+		if l.up.left > 0 && all.limit < l.limit { // the overall limit must not hide the room probed
+			all.limit = l.limit
+			all.gate.limit.Store(int64(all.limit))
+		}
 	}
 	own := refused && !a.farEnd
 	before := c.outboundLevel()

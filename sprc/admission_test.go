@@ -475,3 +475,25 @@ func TestAdmissionRateOverTheWindowsRealLength(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmissionFindsRoomTheGradientCannotSee: under a 3x overload of a far
+// end (20000 calls/s), after the first baseline probe, its path becomes
+// 25 ms slower for every call (a longer route; its capacity unchanged). That
+// is more than the target above the baseline, so the gradient cuts, and
+// less than the futile-cut rule's 1.5 target, so no rule undoes the cuts:
+// before the probe for room the limit sank, and goodput with it, until the
+// next baseline probe 30 s later. The probe for room raises the limit by a
+// quarter, sees the rate of answered calls rise with it (the calls added
+// were answered side by side, not queued), takes the longer set-up into
+// the baseline and keeps the room: goodput is back at the capacity within
+// seconds, with the far end's queue bounded.
+func TestAdmissionFindsRoomTheGradientCannotSee(t *testing.T) {
+	const rate = 20000
+	s := newSim(t, rate, 10*time.Millisecond, false)
+	s.run(rate/2, 3*time.Second)
+	s.run(3*rate, 7*time.Second)
+	s.expectCapacity(6, 10, rate)
+	s.srv.prop = 35 * time.Millisecond
+	s.run(3*rate, 22*time.Second)
+	s.expectCapacity(16, 32, rate)
+}
