@@ -259,7 +259,7 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 	l.standing = quickest > base+cfg.Target/2
 	if refused && g < 1 && l.probed && l.up.ready(now) {
 		l.up.start(l.limit)
-		l.limit *= upGain
+		l.limit = min(l.limit*upGain, float64(cfg.MaxLimit))
 		l.gate.limit.Store(int64(l.limit))
 		return refused, 0, false
 	}

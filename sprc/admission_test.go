@@ -98,6 +98,7 @@ func (s *sim) run(load float64, d time.Duration) {
 		}
 		if s.step%10 == 0 {
 			s.f.c.Tick()
+			s.checkBounds()
 		}
 		if s.step%1000 == 0 {
 			st := s.f.c.Snapshot().Admission
@@ -106,6 +107,17 @@ func (s *sim) run(load float64, d time.Duration) {
 				ln.secs = append(ln.secs, ln.cur)
 				ln.cur = second{}
 			}
+		}
+	}
+}
+
+// checkBounds fails the test when a limit, probes included, left
+// [MinLimit, MaxLimit].
+func (s *sim) checkBounds() {
+	cfg := s.f.c.cfg.Admission
+	for pc, l := range *s.f.c.adm.gates.Load() {
+		if lim := l.gate.limit.Load(); lim < int64(cfg.MinLimit) || lim > int64(cfg.MaxLimit) {
+			s.t.Fatalf("destination %v: limit %d outside [%d, %d]", pc, lim, cfg.MinLimit, cfg.MaxLimit)
 		}
 	}
 }
@@ -496,4 +508,15 @@ func TestAdmissionFindsRoomTheGradientCannotSee(t *testing.T) {
 	s.srv.prop = 35 * time.Millisecond
 	s.run(3*rate, 22*time.Second)
 	s.expectCapacity(16, 32, rate)
+
+	// The probe's raise stays within the configured maximum.
+	capped := newSim(t, rate, 10*time.Millisecond, false)
+	capped.f.c.cfg.Admission.MaxLimit = 400
+	capped.run(rate/2, 3*time.Second)
+	capped.run(3*rate, 7*time.Second)
+	capped.srv.prop = 35 * time.Millisecond
+	capped.run(3*rate, 10*time.Second)
+	if lim := capped.f.c.Snapshot().Admission.Destinations[capped.pc].Limit; lim != 400 {
+		t.Errorf("limit %d with a maximum of 400, want the maximum\n%s", lim, capped.trace())
+	}
 }
