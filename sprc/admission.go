@@ -31,9 +31,11 @@ import (
 // refused. The limit never falls below MinLimit (>= 1): with no call in
 // set-up, a call is always admitted. FirstProbe into a run of refusals, and
 // then every Baseline, the baseline is probed (the limit at a quarter for
-// two windows, BBR's ProbeRTT); every 2 s the room above the limit is
-// probed (the limit a quarter higher, kept when the completed rate rises
-// with it, BBR's ProbeBW). Cuts that halve the limit while the completed rate falls with
+// a drain of at least one set-up time and a window to measure, BBR's
+// ProbeRTT); after that, at most every 2 s while refusing with set-up
+// above the target, the room above the limit is probed (the limit a
+// quarter higher, kept when the completed rate rises with it, BBR's
+// ProbeBW). Cuts that halve the limit while the completed rate falls with
 // it and set-up stays slow are undone, the baseline taking the delay in: no
 // limit can shed it (futile). The overall limit moves with the highest
 // gradient of the destinations: it shrinks when all of them slow down (the
@@ -103,8 +105,13 @@ type limiter struct {
 	lastSeen  time.Time
 	probe     int
 	probeFrom float64
-	probed    bool // the baseline was probed since lastSeen
-	up        upProbe
+	// probed: the baseline was probed in this overload, which ends once
+	// nothing was refused for FirstProbe (calmSince: since when);
+	// drainUntil: a probe's drain lasts until then.
+	probed     bool
+	calmSince  time.Time
+	drainUntil time.Time
+	up         upProbe
 	// cutFrom is where the limit stood before its last run of cuts
 	// (lastLimit: the limit the last window found); rate follows the
 	// completed rate (a quarter of each window's); slow counts the windows
@@ -198,7 +205,12 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 		l.lastSeen = now
 	}
 	switch l.probe {
-	case 2: // the queue drains
+	case 2: // the queue drains: at least one window and one set-up time,
+		// so that the calls admitted before the cut, which carry the queue,
+		// are answered before the measuring window
+		if now.Before(l.drainUntil) {
+			return refused, 0, false
+		}
 		l.probe = 1
 		return refused, 0, false
 	case 1: // drained: this window's set-up is the baseline at this load
@@ -209,12 +221,20 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 		return refused, 0, false
 	}
 	if l.up.left > 0 {
-		l.probeUp(cfg, now, w)
+		l.probeUp(cfg, now, w, setup)
 		return refused, 0, false
 	}
 	l.up.push(w)
+	switch {
+	case refused:
+		l.calmSince = time.Time{}
+	case l.calmSince.IsZero():
+		l.calmSince = now
+	case now.Sub(l.calmSince) >= cfg.FirstProbe:
+		l.probed = false // a window without refusals between two does not end an overload
+	}
 	if !refused {
-		l.lastSeen, l.probed = now, false
+		l.lastSeen = now
 	} else if d := now.Sub(l.lastSeen); d >= cfg.Baseline || (!l.probed && d >= cfg.FirstProbe) {
 		// Refusing, the baseline was not seen since (or never, when the
 		// overload came first): probe it, as BBR's ProbeRTT does, with the
@@ -229,6 +249,7 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 		// goodput with it. The first probe comes FirstProbe into an
 		// overload, then one every Baseline.
 		l.probe, l.probeFrom, l.probed = 2, l.limit, true
+		l.drainUntil = now.Add(setup)
 		l.limit = max(l.limit/4, float64(cfg.MinLimit))
 		l.gate.limit.Store(int64(l.limit))
 		return refused, 0, false
@@ -326,9 +347,17 @@ func (u *upProbe) start(limit float64) {
 	u.left, u.from, u.during = upWindows, limit, tally{}
 }
 
-// probeUp takes one window of a probe and decides at its end.
-func (l *limiter) probeUp(cfg *AdmissionConfig, now time.Time, w tally) {
+// probeUp takes one window of a probe and decides at its end. A window
+// whose set-up time doubled past baseline + Target ends it at once: the
+// room was not there.
+func (l *limiter) probeUp(cfg *AdmissionConfig, now time.Time, w tally, setup time.Duration) {
 	u := &l.up
+	if setup >= 2*(l.base.held+cfg.Target) {
+		u.left, u.at, u.filled = 0, now, 0
+		l.limit = u.from
+		l.gate.limit.Store(int64(l.limit))
+		return
+	}
 	if u.left--; u.left < upWindows-upSettle {
 		u.during = u.during.plus(w)
 	}
@@ -480,6 +509,7 @@ type admission struct {
 	level       Level
 	since       time.Time
 	lastRefusal time.Time
+	lastOwn     time.Time // the last window with a refusal for the gateway's own congestion
 	window      time.Time
 	changes     uint64
 	refusing    int // windows in a row with a refusal
@@ -670,8 +700,11 @@ func (c *Controller) admissionTick(now time.Time) {
 		all.apply(cfg, best, peak, !a.farEnd && standing, rm)
 	}
 	for _, l := range *a.gates.Load() {
-		if l.up.left > 0 && all.limit < l.limit { // the overall limit must not hide the room probed
-			all.limit = l.limit
+		// The overall limit must not hide the room a destination probes:
+		// it has room for that destination's raised limit beside the calls
+		// the others have in set-up.
+		if need := float64(all.inSetup.Load()-l.inSetup.Load()) + l.limit; l.up.left > 0 && all.limit < need {
+			all.limit = min(need, float64(cfg.MaxLimit))
 			all.gate.limit.Store(int64(all.limit))
 		}
 	}
@@ -684,18 +717,20 @@ func (c *Controller) admissionTick(now time.Time) {
 	}
 	switch {
 	case own:
-		a.lastRefusal = now
+		a.lastRefusal, a.lastOwn = now, now
 		if a.level == 0 && a.refusing >= 2 { // two windows in a row: not a stray burst
 			a.level, a.since = 1, now
 			a.changes++
 		}
-	case refused && a.level > 0:
+	case refused && a.level > 0 && now.Sub(a.lastOwn) < cfg.Hold:
 		// Raised for the gateway's own congestion, the level holds while
-		// the admission goes on refusing, even in windows whose own queue
-		// was quick (a baseline probe draining it, the limit cut below the
-		// load for a moment): the overload is not over, and a level
-		// cleared and raised again within it is the flapping operators
-		// and neighbours must not see.
+		// the admission goes on refusing in windows whose own queue was
+		// quick for less than Hold (a baseline probe draining it, the
+		// limit cut below the load for a moment): the overload is not
+		// over, and a level cleared and raised again within it is the
+		// flapping operators and neighbours must not see. Refusals for a
+		// slow far end alone, for longer, are not the gateway's
+		// congestion (Q.764 2.11) and let it clear.
 		a.lastRefusal = now
 	case a.level > 0 && now.Sub(a.lastRefusal) >= cfg.ClearAfter && now.Sub(a.since) >= cfg.Hold:
 		a.level = 0

@@ -115,6 +115,9 @@ func (s *sim) run(load float64, d time.Duration) {
 // [MinLimit, MaxLimit].
 func (s *sim) checkBounds() {
 	cfg := s.f.c.cfg.Admission
+	if lim := s.f.c.adm.all.Load().gate.limit.Load(); lim < int64(cfg.MinLimit) || lim > int64(cfg.MaxLimit) {
+		s.t.Fatalf("overall limit %d outside [%d, %d]", lim, cfg.MinLimit, cfg.MaxLimit)
+	}
 	for pc, l := range *s.f.c.adm.gates.Load() {
 		if lim := l.gate.limit.Load(); lim < int64(cfg.MinLimit) || lim > int64(cfg.MaxLimit) {
 			s.t.Fatalf("destination %v: limit %d outside [%d, %d]", pc, lim, cfg.MinLimit, cfg.MaxLimit)
@@ -370,8 +373,8 @@ func TestAdmissionAdmitsLoadStepsBelowCapacity(t *testing.T) {
 // TestAdmissionSlowDestinationDoesNotStarveOthers: one far end overloaded
 // from the first second (offered three times what it serves, so its
 // baseline is never seen until a probe) beside one with room to spare: the
-// slow one's limit shrinks, and after its first baseline probe (30 s) its
-// queue is bounded; the overall limit follows the destination with room,
+// slow one's limit shrinks, and after its baseline probes its queue is
+// bounded (checked from 35 s on, past the probe a baseline period in); the overall limit follows the destination with room,
 // whose calls are all admitted.
 func TestAdmissionSlowDestinationDoesNotStarveOthers(t *testing.T) {
 	s := newSim(t, 200, 5*time.Millisecond, false)
@@ -518,5 +521,45 @@ func TestAdmissionFindsRoomTheGradientCannotSee(t *testing.T) {
 	capped.run(3*rate, 10*time.Second)
 	if lim := capped.f.c.Snapshot().Admission.Destinations[capped.pc].Limit; lim != 400 {
 		t.Errorf("limit %d with a maximum of 400, want the maximum\n%s", lim, capped.trace())
+	}
+}
+
+// TestAdmissionLevelClearsWhenOnlyAFarEndIsSlow: the gateway's own loop is
+// overloaded beside a far end that stays slow (three times what it
+// answers). Level 1 (alarm 0x16, ACL) is raised for the gateway's own
+// congestion; once its own load drops, the far end's refusals go on, but
+// they are not the gateway's congestion (Q.764 2.11: the ACL is the sending
+// exchange's), and the level clears.
+func TestAdmissionLevelClearsWhenOnlyAFarEndIsSlow(t *testing.T) {
+	const rate = 1000
+	s := newSim(t, rate, 5*time.Millisecond, true)
+	slow := &lane{pc: 8, srv: simServer{rate: 100, prop: 5 * time.Millisecond}, load: 300}
+	s.extra = []*lane{slow}
+	s.run(3*rate, 10*time.Second)
+	if lvl := s.f.c.Snapshot().Admission.Level; lvl != 1 {
+		t.Fatalf("level %d after 10 s at three times the own capacity, want 1\n%s", lvl, s.trace())
+	}
+	s.run(rate/2, 8*time.Second)
+	if r := slow.over(len(slow.secs)-3, len(slow.secs)).refused; r == 0 {
+		t.Fatalf("the slow far end no longer refused: the test does not test\n%s", slow.trace())
+	}
+	if lvl := s.f.c.Snapshot().Admission.Level; lvl != 0 {
+		t.Errorf("level %d 8 s after the own overload ended, with only a far end slow, want 0\n%s", lvl, s.trace())
+	}
+}
+
+// TestAdmissionFirstProbeBounds: a first probe sooner than one window would
+// probe on the first refused window of every overload, one later than the
+// baseline period never comes before the periodic one: both are refused
+// with a clear error; 0 takes the default.
+func TestAdmissionFirstProbeBounds(t *testing.T) {
+	for _, d := range []time.Duration{time.Millisecond, time.Minute} {
+		err := (Config{Admission: AdmissionConfig{Enabled: true, FirstProbe: d}}).Validate()
+		if err == nil || !strings.Contains(err.Error(), "first_probe") {
+			t.Errorf("first probe %v: error %v, want one naming first_probe", d, err)
+		}
+	}
+	if c := (Config{Admission: AdmissionConfig{Enabled: true}}).withDefaults(); c.Admission.FirstProbe != Default.Admission.FirstProbe {
+		t.Errorf("default first probe %v, want %v", c.Admission.FirstProbe, Default.Admission.FirstProbe)
 	}
 }

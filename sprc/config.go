@@ -223,6 +223,9 @@ func (c Config) Validate() error {
 	if a := c.Admission; a.MinLimit < 1 || a.MaxLimit < a.MinLimit || a.InitialLimit < a.MinLimit || a.InitialLimit > a.MaxLimit {
 		bad("admission limits: minimum %d, initial %d, maximum %d: want 1 <= minimum <= initial <= maximum", a.MinLimit, a.InitialLimit, a.MaxLimit)
 	}
+	if a := c.Admission; a.FirstProbe < a.Window || a.FirstProbe > a.Baseline {
+		bad("admission first_probe %v: want at least one window (%v) and at most the baseline period (%v)", a.FirstProbe, a.Window, a.Baseline)
+	}
 	if a := c.Admission; a.Smoothing <= 0 || a.Smoothing > 1 {
 		bad("admission smoothing %v: want more than 0, at most 1", a.Smoothing)
 	}
