@@ -303,7 +303,7 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 // time) leaves the gradient nothing to go by: slightly above the target the
 // limit drifts wherever the noise takes it, and goodput with it
 // (results/notes.md: between 900 and 1500 calls in set-up at the same 30 ms,
-// 25-28k against 38-46k calls/s).
+// 24-28k against 36-42k calls/s).
 const (
 	upGain    = 1.25
 	upWindows = 10
