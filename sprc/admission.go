@@ -338,9 +338,9 @@ func (u *upProbe) push(w tally) {
 }
 
 // ready reports whether a probe may start: a full history, and upEvery
-// since the last one ended.
+// since the last one ended (or none yet: at is zero).
 func (u *upProbe) ready(now time.Time) bool {
-	return u.filled == upWindows && (u.at.IsZero() || now.Sub(u.at) >= upEvery)
+	return u.filled == upWindows && now.Sub(u.at) >= upEvery
 }
 
 func (u *upProbe) start(limit float64) {
@@ -352,13 +352,10 @@ func (u *upProbe) start(limit float64) {
 // room was not there.
 func (l *limiter) probeUp(cfg *AdmissionConfig, now time.Time, w tally, setup time.Duration) {
 	u := &l.up
-	if setup >= 2*(l.base.held+cfg.Target) {
-		u.left, u.at, u.filled = 0, now, 0
-		l.limit = u.from
-		l.gate.limit.Store(int64(l.limit))
-		return
-	}
-	if u.left--; u.left < upWindows-upSettle {
+	doubled := setup >= 2*(l.base.held+cfg.Target)
+	if doubled {
+		u.left = 0
+	} else if u.left--; u.left < upWindows-upSettle {
 		u.during = u.during.plus(w)
 	}
 	if u.left > 0 {
@@ -368,10 +365,10 @@ func (l *limiter) probeUp(cfg *AdmissionConfig, now time.Time, w tally, setup ti
 	for _, x := range u.recent {
 		before = before.plus(x)
 	}
+	// The next probe compares with windows after this one.
 	u.at, u.filled = now, 0
-	if u.during.n > 0 && u.during.rate() >= before.rate()*(1+0.4*(upGain-1)) {
-		setup := u.during.sum / time.Duration(u.during.n)
-		l.base.relearn(max(setup-cfg.Target, l.base.held), now)
+	if !doubled && u.during.n > 0 && u.during.rate() >= before.rate()*(1+0.4*(upGain-1)) {
+		l.base.relearn(max(u.during.sum/time.Duration(u.during.n)-cfg.Target, l.base.held), now)
 		return
 	}
 	l.limit = u.from

@@ -432,14 +432,23 @@ func TestAdmissionRidesOutStalls(t *testing.T) {
 // after the 30 s baseline period, and the queue stays bounded. Before the
 // step, the same overload converges as usual.
 func TestAdmissionTakesInDelayItCannotShed(t *testing.T) {
-	const rate = 1000
-	s := newSim(t, rate, 5*time.Millisecond, false)
+	slowerPath(t, 1000, 2, 5*time.Millisecond, 60*time.Millisecond, 10*time.Second, 20*time.Second, 17)
+}
+
+// slowerPath runs a far end serving rate calls/s: 3 s at half of it, then
+// mult times it for before (the last 4 s or more at the capacity), then its
+// path slower, from prop to slower, for after; goodput must be at the
+// capacity from second from on.
+func slowerPath(t *testing.T, rate, mult float64, prop, slower, before, after time.Duration, from int) {
+	t.Helper()
+	s := newSim(t, rate, prop, false)
 	s.run(rate/2, 3*time.Second)
-	s.run(2*rate, 10*time.Second)
-	s.expectCapacity(6, 13, rate)
-	s.srv.prop = 60 * time.Millisecond
-	s.run(2*rate, 20*time.Second)
-	s.expectCapacity(17, 33, rate)
+	s.run(mult*rate, before)
+	end := 3 + int(before/time.Second)
+	s.expectCapacity(6, end, rate)
+	s.srv.prop = slower
+	s.run(mult*rate, after)
+	s.expectCapacity(from, end+int(after/time.Second), rate)
 }
 
 // TestAdmissionLearnsBaselineUnderTheOverload: the set-up time without
@@ -504,13 +513,7 @@ func TestAdmissionRateOverTheWindowsRealLength(t *testing.T) {
 // seconds, with the far end's queue bounded.
 func TestAdmissionFindsRoomTheGradientCannotSee(t *testing.T) {
 	const rate = 20000
-	s := newSim(t, rate, 10*time.Millisecond, false)
-	s.run(rate/2, 3*time.Second)
-	s.run(3*rate, 7*time.Second)
-	s.expectCapacity(6, 10, rate)
-	s.srv.prop = 35 * time.Millisecond
-	s.run(3*rate, 22*time.Second)
-	s.expectCapacity(16, 32, rate)
+	slowerPath(t, rate, 3, 10*time.Millisecond, 35*time.Millisecond, 7*time.Second, 22*time.Second, 16)
 
 	// The probe's raise stays within the configured maximum.
 	capped := newSim(t, rate, 10*time.Millisecond, false)
