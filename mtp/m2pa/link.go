@@ -204,7 +204,10 @@ func (l *Link) dialLoop() {
 // yet).
 func (l *Link) acceptLoop() {
 	defer l.wg.Done()
-	var done chan struct{}
+	var (
+		done chan struct{}
+		cur  transport.Conn
+	)
 	for {
 		c, err := l.ln.Accept(l.ctx)
 		if err != nil {
@@ -221,16 +224,21 @@ func (l *Link) acceptLoop() {
 			continue
 		}
 		if done != nil {
-			l.carrier.Close()
+			// The old association itself, not the carrier's current one:
+			// its goroutine may not have handed it to the carrier yet.
+			_ = cur.Close()
 			<-done
 		}
-		done = make(chan struct{})
+		done, cur = make(chan struct{}), c
 		go func(c transport.Conn, done chan struct{}) { defer close(done); l.serve(c) }(c, done)
 	}
 }
 
-// serve runs one association until it ends.
+// serve runs one association until it ends; closing the link ends it too,
+// even one that reached the carrier after Close looked.
 func (l *Link) serve(c transport.Conn) {
+	stop := context.AfterFunc(l.ctx, func() { _ = c.Close() })
+	defer stop()
 	err := l.carrier.Serve(association{c, l.cfg.Tap}, MaxMessage+1, l.m.Connected, l.m.receive)
 	l.m.Lost(fmt.Sprintf("SCTP association lost (%v)", err))
 }

@@ -81,6 +81,11 @@ func TestStandbyPair(t *testing.T) {
 	_ = a.Close(ctx)
 	cancel()
 
+	// b has had three NTFYs: AS-Active after its ASP Up Ack, AS-Pending,
+	// and AS-Active after its ASP Active Ack (RFC 4666 §4.3.4.3). The last
+	// is written after the Ack that made b active: wait for it, or it would
+	// be counted as a disturbance by the restart.
+	waitCount(t, "NTFY AS-Active at b after its activation", 3, ntfys(b))
 	before := ntfys(b)()
 	a2 := start(t, cfg(1), WithBackoff(10*time.Millisecond, 100*time.Millisecond))
 	waitState(t, a2, "sg", "inactive")

@@ -187,7 +187,11 @@ func (l *Link) acceptLoop() {
 	}
 }
 
+// serve runs one socket until it ends; closing the link ends it too, even
+// one that reached the carrier after Close looked.
 func (l *Link) serve(c *net.UnixConn) {
+	stop := context.AfterFunc(l.ctx, func() { _ = c.Close() })
+	defer stop()
 	err := l.carrier.Serve(&socket{c, l.cfg.Tap}, HeaderLen+MaxSIF+FCSLen+16, l.m.Connected, l.m.receive)
 	l.m.Lost(fmt.Sprintf("socket closed (%v)", err))
 }
