@@ -294,10 +294,12 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 // completed in its last upWindows-upSettle windows is compared with the
 // upWindows windows before. In a queue at its capacity more calls in
 // set-up only wait longer and the rate stays (Little's law); when instead
-// the rate rises with the limit (by at least 40 % of the raise), the calls
-// added were served side by side, not queued: the set-up time they saw is
-// the path's at this load, not queueing. The probe's set-up time less
-// Target becomes the baseline and the raised limit stays. Without it a
+// the rate rises with the limit (by at least 40 % of the raise) while the
+// set-up time does not (by at most half of it), the calls added were served
+// side by side, not queued: the set-up time before the raise is the path's
+// at this load, not queueing. It becomes what the target allows (the
+// baseline is raised to it less Target, by at most Target above the
+// baseline last measured) and the raised limit stays. Without it a
 // set-up time that no longer depends on the calls in set-up (a machine whose
 // processes take turns on its CPUs, a far end that answers after a fixed
 // time) leaves the gradient nothing to go by: slightly above the target the
@@ -321,6 +323,9 @@ type tally struct {
 func (t tally) plus(o tally) tally { return tally{t.n + o.n, t.length + o.length, t.sum + o.sum} }
 
 func (t tally) rate() float64 { return float64(t.n) / max(t.length, time.Millisecond).Seconds() }
+
+// mean is the mean set-up time; t.n > 0.
+func (t tally) mean() time.Duration { return t.sum / time.Duration(t.n) }
 
 type upProbe struct {
 	left   int     // windows left of the probe (0: none)
@@ -367,9 +372,27 @@ func (l *limiter) probeUp(cfg *AdmissionConfig, now time.Time, w tally, setup ti
 	}
 	// The next probe compares with windows after this one.
 	u.at, u.filled = now, 0
-	if !doubled && u.during.n > 0 && u.during.rate() >= before.rate()*(1+0.4*(upGain-1)) {
-		l.base.relearn(max(u.during.sum/time.Duration(u.during.n)-cfg.Target, l.base.held), now)
-		return
+	if !doubled && u.during.n > 0 && before.n > 0 {
+		duringSetup, beforeSetup := u.during.mean(), before.mean()
+		// Served side by side: the rate rose with the limit (by at least
+		// 40 % of the raise) and the set-up time did not (by at most half
+		// of it). In a queue the rate stays and the set-up time takes the
+		// whole raise (Little's law); a rate that rose by noise alone while
+		// the calls added waited is refused by the second test.
+		served := u.during.rate() >= before.rate()*(1+0.4*(upGain-1)) &&
+			duringSetup <= beforeSetup+time.Duration(float64(beforeSetup)*0.5*(upGain-1))
+		if served {
+			// The set-up time before the raise becomes what the target
+			// allows, not the probe's own, which holds the raise's
+			// waiting: taken in, it would let each probe ratchet the
+			// allowed set-up up by its own queueing. Nor may it rise past
+			// Target above the baseline last measured without queueing
+			// (the baseline probe's, or a calm window's): what probes
+			// for room take in stays bounded until the next baseline
+			// probe measures the path again.
+			l.base.raise(min(beforeSetup-cfg.Target, l.base.measured+cfg.Target), now)
+			return
+		}
 	}
 	l.limit = u.from
 	l.gate.limit.Store(int64(l.limit))
@@ -461,6 +484,9 @@ type baseline struct {
 	cur, prev time.Duration // 0: nothing in the bucket
 	since     time.Time
 	held      time.Duration
+	// measured is the baseline as measured, without what probes for room
+	// raised it by: the bound on those raises.
+	measured time.Duration
 }
 
 func (b *baseline) observe(setup time.Duration, now time.Time, candidate bool, period time.Duration) time.Duration {
@@ -481,11 +507,23 @@ func (b *baseline) observe(setup time.Duration, now time.Time, candidate bool, p
 	case b.held == 0:
 		b.held = setup // the first window was already refusing: its mean is all we know
 	}
+	if b.measured == 0 || (candidate && setup < b.measured) {
+		b.measured = min(b.held, setup)
+	}
 	return b.held
 }
 
+// relearn takes a measured set-up time as the baseline.
 func (b *baseline) relearn(setup time.Duration, now time.Time) {
-	b.cur, b.prev, b.since, b.held = setup, 0, now, setup
+	b.cur, b.prev, b.since, b.held, b.measured = setup, 0, now, setup, setup
+}
+
+// raise lifts the baseline to what a probe for room found (never lowers
+// it); measured stays.
+func (b *baseline) raise(setup time.Duration, now time.Time) {
+	if setup > b.held {
+		b.cur, b.prev, b.since, b.held = setup, 0, now, setup
+	}
 }
 
 // setup is one outgoing call in set-up.

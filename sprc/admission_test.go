@@ -566,3 +566,59 @@ func TestAdmissionFirstProbeBounds(t *testing.T) {
 		t.Errorf("default first probe %v, want %v", c.Admission.FirstProbe, Default.Admission.FirstProbe)
 	}
 }
+
+// TestAdmissionProbeForRoomKeepsOnlyServedRaises: the decision at the end
+// of a probe for room, fed windows directly. The limit, 1000, is raised by a
+// quarter; before it, 10 windows completed 10000 calls/s at 50 ms, over a
+// baseline measured at 20 ms.
+//   - The rate rises by 12 % (noise can do that) while the set-up time
+//     takes most of the raise: the calls added waited. The raise goes.
+//   - The rate rises with the raise and the set-up time stays: the calls
+//     added were served side by side. The raise stays, and the baseline
+//     takes in the set-up time before the raise less Target (30 ms), not
+//     the probe's own.
+//   - The same at 65 ms before the raise: the baseline rises to no more
+//     than Target above the one measured (40 ms), not to 45 ms.
+func TestAdmissionProbeForRoomKeepsOnlyServedRaises(t *testing.T) {
+	cfg := Default.Admission
+	window := func(rate float64, setup time.Duration) tally {
+		n := int(rate * cfg.Window.Seconds())
+		return tally{n: n, length: cfg.Window, sum: time.Duration(n) * setup}
+	}
+	for _, tc := range []struct {
+		name                     string
+		beforeSetup, duringSetup time.Duration
+		duringRate               float64
+		wantLimit                float64
+		wantBase                 time.Duration
+	}{
+		{"waiting", 50 * time.Millisecond, 62 * time.Millisecond, 11200, 1000, 20 * time.Millisecond},
+		{"served", 50 * time.Millisecond, 51 * time.Millisecond, 12500, 1250, 30 * time.Millisecond},
+		{"served, bounded", 65 * time.Millisecond, 65 * time.Millisecond, 12500, 1250, 40 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newLimiter(&cfg, nil)
+			now := time.Unix(100, 0)
+			l.base.relearn(20*time.Millisecond, now)
+			for range upWindows {
+				l.up.push(window(10000, tc.beforeSetup))
+			}
+			l.limit = 1000
+			l.up.start(l.limit)
+			l.limit *= upGain
+			for range upWindows {
+				now = now.Add(cfg.Window)
+				l.probeUp(&cfg, now, window(tc.duringRate, tc.duringSetup), tc.duringSetup)
+			}
+			if l.up.left != 0 {
+				t.Fatalf("probe still running, %d windows left", l.up.left)
+			}
+			if l.limit != tc.wantLimit {
+				t.Errorf("limit %.0f after the probe, want %.0f", l.limit, tc.wantLimit)
+			}
+			if l.base.held != tc.wantBase {
+				t.Errorf("baseline %v after the probe, want %v", l.base.held, tc.wantBase)
+			}
+		})
+	}
+}
