@@ -14,14 +14,18 @@ type Status struct {
 	PointCode mtp.PointCode `json:"point_code"`
 	// PC is the point code as the configuration writes it (a number, 3-8-3
 	// or 8-8-8); PointCodeFormat names that format.
-	PC              string              `json:"pc"`
-	PointCodeFormat string              `json:"point_code_format"`
-	Uptime          string              `json:"uptime"`
-	Associations    []AssociationStatus `json:"associations"`
-	Destinations    []DestinationStatus `json:"destinations"`
-	Circuits        map[string]int      `json:"circuits"`
-	Calls           int                 `json:"calls"`
-	Congestion      *CongestionStatus   `json:"congestion,omitempty"`
+	PC              string `json:"pc"`
+	PointCodeFormat string `json:"point_code_format"`
+	Uptime          string `json:"uptime"`
+	// Transport is the SCTP the M3UA associations run on (kernel, udp or
+	// raw; absent without M3UA): what auto-detection chose, for operators
+	// and for tests that must know.
+	Transport    string              `json:"transport,omitempty"`
+	Associations []AssociationStatus `json:"associations"`
+	Destinations []DestinationStatus `json:"destinations"`
+	Circuits     map[string]int      `json:"circuits"`
+	Calls        int                 `json:"calls"`
+	Congestion   *CongestionStatus   `json:"congestion,omitempty"`
 	// Links are the signalling links of an MTP3 node (WithMTP).
 	Links []LinkStatus `json:"links,omitempty"`
 	// Redundancy is the role in an active/standby pair (absent when single).
@@ -120,6 +124,9 @@ func (g *Gateway) Status() Status {
 	pcf := g.cfg.Stack.PointCodes
 	st := Status{PointCode: g.cfg.Stack.OPC, PC: pcf.Format(g.cfg.Stack.OPC), PointCodeFormat: pcf.String(), Uptime: time.Since(g.started).Round(time.Second).String(),
 		Circuits: snap.CircuitsByState, Calls: snap.Calls}
+	if len(g.cfg.M3UA.Peers) > 0 {
+		st.Transport = g.cfg.M3UA.Transport.String()
+	}
 	for name, state := range g.PeerStates() {
 		st.Associations = append(st.Associations, AssociationStatus{Name: name, State: state})
 	}

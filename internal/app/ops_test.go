@@ -80,6 +80,9 @@ func TestPointCodesShownAndReadAsConfigured(t *testing.T) {
 	if st.PC != "1-10-1" || st.PointCodeFormat != "3-8-3" || st.PointCode != 2129 || st.Destinations[0].PC != "1-10-2" || st.Destinations[0].PointCode != 2130 {
 		t.Errorf("status: pc %q format %q number %d, destination %+v", st.PC, st.PointCodeFormat, st.PointCode, st.Destinations[0])
 	}
+	if st.Transport != "udp" {
+		t.Errorf("status: transport %q, want udp (configured)", st.Transport)
+	}
 	var printed strings.Builder
 	PrintStatus(&printed, st.Status)
 	if !strings.Contains(printed.String(), "isupgw point code 1-10-1,") || !strings.Contains(printed.String(), "b            1-10-2") {

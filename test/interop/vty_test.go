@@ -230,17 +230,3 @@ func TestParseVTY(t *testing.T) {
 		t.Errorf("stripTelnet: %q", got)
 	}
 }
-
-// TestGuestTransport reads gateway C's start-up line as the guest's console
-// shows it.
-func TestGuestTransport(t *testing.T) {
-	console := "lab-run: starting isupgw (gateway C) at uptime 4.00 0.08\r\n" +
-		`gw-c: {"level":"warn","addr":"10.231.0.2:7703","part":"host","message":"host API listening beyond loopback"}` + "\r\n" +
-		`gw-c: {"level":"info","config":"/run/gw/isupgw.yaml","point_code":3,"transport":"kernel","transport_why":"configured","message":"isupgw running"}` + "\r\n"
-	if got := guestTransport(console); got != "kernel" {
-		t.Errorf("guestTransport: %q", got)
-	}
-	if got := guestTransport("gw-c: isupgw exited with status 1\n"); got != "" {
-		t.Errorf("guestTransport without a start-up line: %q", got)
-	}
-}
