@@ -832,6 +832,7 @@ func (v *validator) build(f *File) *Config {
 func (v *validator) encapsulate(f *File, m *m3ua.Config, cfg *Config) {
 	kind, why := transport.Resolve(m.Transport)
 	cfg.Transport, cfg.TransportWhy = kind, why
+	m.Transport = kind // resolved once: the endpoint and its /status agree on it
 	var local netip.AddrPort
 	if f.M3UA.Local != nil {
 		local = netipAddrPort(*f.M3UA.Local)
@@ -843,7 +844,6 @@ func (v *validator) encapsulate(f *File, m *m3ua.Config, cfg *Config) {
 		}
 		return
 	}
-	m.Transport = transport.KindUDP
 	udp := f.M3UA.UDPPort
 	if udp == 0 {
 		udp = 9899

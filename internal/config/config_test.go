@@ -34,6 +34,9 @@ func TestEmbeddedDefaultLoads(t *testing.T) {
 	if cfg.Host.Token == "" || !cfg.TokenGenerated {
 		t.Fatal("the default must generate a host API token")
 	}
+	if g.M3UA.Transport == transport.KindAuto || g.M3UA.Transport != cfg.Transport {
+		t.Fatalf("M3UA transport %v, resolved %v: auto must be resolved once for the endpoint", g.M3UA.Transport, cfg.Transport)
+	}
 }
 
 const full = `
