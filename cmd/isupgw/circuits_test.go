@@ -189,7 +189,13 @@ func TestCircuitMaintenanceBetweenTwoGateways(t *testing.T) {
 	if _, err := hostB.Outseize(ctx, client.Outseize{DPC: 1, Called: "4930123456"}); err == nil {
 		t.Fatal("a fifth call found a circuit: the blocked ones were seized")
 	}
-	busy := a.mustIsupgw(t, "circuits", "--state", "busy")
+	// B's host is answered once B has sent the IAM; A counts the call
+	// when the IAM arrives.
+	var busy string
+	eventually(t, "A listing the four calls as incoming busy", func() bool {
+		busy = a.mustIsupgw(t, "circuits", "--state", "busy")
+		return strings.Count(busy, "incoming busy") >= 4
+	})
 	if n := strings.Count(busy, "incoming busy"); n != 4 {
 		t.Errorf("A lists %d incoming busy circuits, want 4:\n%s", n, busy)
 	}
