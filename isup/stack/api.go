@@ -90,6 +90,9 @@ type Outseize struct {
 	admitted bool
 	// queued is told when it leaves the outbound queue (EdgeAdmission).
 	queued Queued
+	// screened: Screen applied the edge admission already, and the mark it
+	// left (admitted, queued) must not be counted twice.
+	screened bool
 }
 
 // Alert sends ACM (with the given backward call indicators, or a default) for an

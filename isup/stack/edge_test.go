@@ -116,3 +116,67 @@ func TestEdgeAdmittedSkipsHook(t *testing.T) {
 		t.Fatalf("hook asked %d times for an outseize not admitted at the edge", asked)
 	}
 }
+
+// Screen decides as the edge does but answers a refusal to its caller: the
+// status is returned and counted, and no Result goes to the sink. What it
+// lets through is submitted without the edge asked again, so a Queued is
+// counted once and told once.
+func TestScreen(t *testing.T) {
+	q := &queuedCount{}
+	asked := 0
+	decide := func(dpc mtp.PointCode, route string) (Status, bool, Queued) {
+		asked++
+		switch route {
+		case "refuse":
+			return StatusOutboundCongestion, true, nil
+		case "high":
+			return StatusHighTraffic, true, nil
+		case "admit":
+			return StatusOK, true, nil
+		}
+		q.n++
+		return StatusOK, false, q
+	}
+	var events []Event
+	s, err := New(testConfig(isup.ITU), func(*mtp.Message) error { return nil }, func(e Event) { events = append(events, e) }, WithEdgeAdmission(decide))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		route string
+		want  Status
+	}{{"refuse", StatusOutboundCongestion}, {"high", StatusHighTraffic}, {"refuse", StatusOutboundCongestion}} {
+		if _, st := s.Screen(Outseize{Tag: 1, Route: c.route}); st != c.want {
+			t.Fatalf("Screen to %q: %v, want %v", c.route, st, c.want)
+		}
+	}
+	if len(events) != 0 || s.QueueLen(Outbound) != 0 {
+		t.Fatalf("a screened refusal reached the sink (%+v) or the queue (%d)", events, s.QueueLen(Outbound))
+	}
+	stats := s.snapshot().Stats.Refused
+	if stats[StatusOutboundCongestion] != 2 || stats[StatusHighTraffic] != 1 {
+		t.Fatalf("screened refusals counted %v", stats)
+	}
+
+	admitted, st := s.Screen(Outseize{Tag: 2, Route: "admit"})
+	counted, st2 := s.Screen(Outseize{Tag: 3, DPC: peerPC})
+	if st != StatusOK || st2 != StatusOK || q.n != 1 {
+		t.Fatalf("passed: %v %v, queued %d", st, st2, q.n)
+	}
+	asked = 0
+	s.Submit(admitted)
+	s.Submit(counted)
+	if asked != 0 || q.n != 1 || s.QueueLen(Outbound) != 2 {
+		t.Fatalf("submitting what Screen passed asked the edge %d times, queued %d, in the queue %d", asked, q.n, s.QueueLen(Outbound))
+	}
+	if it := <-s.outbound; !it.req.(Outseize).admitted {
+		t.Fatal("an outseize Screen admitted is not marked admitted")
+	}
+	s.handle(<-s.outbound)
+	if q.n != 0 {
+		t.Fatalf("the loop taking a screened outseize left queued at %d", q.n)
+	}
+	if again, st := s.Screen(admitted); st != StatusOK || asked != 0 || !again.admitted {
+		t.Fatalf("screening a screened outseize again: %v, asked %d", st, asked)
+	}
+}

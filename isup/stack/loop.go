@@ -331,30 +331,45 @@ func (s *Stack) edge(r Request) (_ Request, refused bool) {
 		return r, false
 	}
 	o, ok := r.(Outseize)
-	if !ok {
+	if !ok || o.screened {
 		return r, false
+	}
+	o, st := s.Screen(o)
+	if st != StatusOK {
+		s.sink(Result{Tag: o.Tag, Status: st, Owner: o.Owner})
+		return nil, true
+	}
+	return o, false
+}
+
+// Screen applies the edge admission to an outseize before it is submitted,
+// for a caller that answers a refusal itself: the host API, for which a
+// refused outseize, the work the gateway does most under overload, then
+// costs no bookkeeping of a pending request and no Result through the sink.
+// A refusal is counted as the edge counts it and its status returned (no
+// Result is sent); what passes (StatusOK) carries the edge's decision and
+// is to be submitted as returned, which does not apply the edge again.
+func (s *Stack) Screen(o Outseize) (Outseize, Status) {
+	if s.edgeAdmit == nil || o.screened {
+		return o, StatusOK
 	}
 	st, decided, q := s.edgeAdmit(o.DPC, o.Route)
 	switch {
 	case !decided:
-		if q != nil {
-			o.queued = q
-			return o, false
-		}
-		return r, false
+		o.queued = q // nil when the edge leaves it to the loop untouched
 	case st == StatusOK:
 		o.admitted = true
-		return o, false
-	}
-	if st < edgeCounted {
+	case st < edgeCounted:
 		s.edgeCount[st].Add(1)
-	} else {
+		return o, st
+	default:
 		s.edgeMu.Lock()
 		s.edgeRefused[st]++
 		s.edgeMu.Unlock()
+		return o, st
 	}
-	s.sink(Result{Tag: o.Tag, Status: st, Owner: o.Owner})
-	return nil, true
+	o.screened = true
+	return o, StatusOK
 }
 
 // Probe sends a marker through a queue; done gets the time it waited, from the
