@@ -32,7 +32,8 @@ func benchGateway(b *testing.B, cfg sprc.Config) *Gateway {
 // BenchmarkRefusedOutseize is the cost of one outseize refused at the edge
 // (go test ./gateway -run '^$' -bench RefusedOutseize -benchmem): at outbound
 // level 2 (every call refused, the probes' levels), and by the adaptive
-// admission (calls in set-up at the limit).
+// admission (calls in set-up at the limit), through Submit and through
+// Screen. The whole host API path is host's BenchmarkRefusedOutseizeHost.
 func BenchmarkRefusedOutseize(b *testing.B) {
 	called, _ := isup.NewCalledPartyNumber(isup.NAINational, isup.NPIISDN, "4930123456")
 	var req stack.Request = stack.Outseize{Tag: 1, DPC: 2, Called: called}
@@ -52,9 +53,22 @@ func BenchmarkRefusedOutseize(b *testing.B) {
 		g.refreshEdge()
 		run(b, g)
 	})
-	b.Run("admission", func(b *testing.B) {
+	admission := func(b *testing.B) *Gateway {
 		g := benchGateway(b, sprc.Config{Admission: sprc.AdmissionConfig{Enabled: true, InitialLimit: 1, MinLimit: 1, MaxLimit: 1}})
 		g.Control.OutgoingCallStarted(2, 1, 0) // one call in set-up: the limit is reached
-		run(b, g)
+		return g
+	}
+	b.Run("admission", func(b *testing.B) { run(b, admission(b)) })
+	// What the host API does: Screen answers the refusal to its caller, with
+	// no Result through the sink.
+	b.Run("admission-screen", func(b *testing.B) {
+		g := admission(b)
+		o := req.(stack.Outseize)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, st := g.Stack.Screen(o); st != stack.StatusOutboundCongestion {
+				b.Fatalf("screened: %v", st)
+			}
+		}
 	})
 }

@@ -1,11 +1,15 @@
 package host_test
 
 import (
+	"bytes"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/isupgw/isupgw/host/client"
+	"github.com/isupgw/isupgw/host/wire"
+	"github.com/isupgw/isupgw/sprc"
 )
 
 // BenchmarkRoundTrip measures, between two gateways on loopback (M3UA over
@@ -77,4 +81,58 @@ func BenchmarkRefusalRoundTrip(b *testing.B) {
 	slices.Sort(d)
 	b.ReportMetric(float64(d[len(d)/2].Microseconds()), "nak-p50-µs")
 	b.ReportMetric(float64(d[len(d)*99/100].Microseconds()), "nak-p99-µs")
+}
+
+// BenchmarkRefusedOutseizeHost is a refused outseize through the whole host
+// API, the work the gateway does most under overload: a host pipelines
+// outseizes that A's adaptive admission refuses at its limit (one call in
+// set-up, limit 1), and reads every nak (go test ./host -run '^$' -bench
+// RefusedOutseizeHost -benchmem). ns/op is per refusal, the server's
+// decoding, refusal and nak and the reading host's work together.
+func BenchmarkRefusedOutseizeHost(b *testing.B) {
+	control := sprc.Config{Admission: sprc.AdmissionConfig{Enabled: true, InitialLimit: 1, MinLimit: 1, MaxLimit: 1}}
+	ga, _ := startPair(b, pairOpts{controlA: &control})
+	ga.g.Control.OutgoingCallStarted(2, 1, 0) // the limit is reached
+	r := ga.raw(b, "tcp", nil)
+	if m := r.roundTrip(`{"type":"hello","seq":0,"version":1,"token":"` + token + `"}`); m.Type != wire.TypeAck {
+		b.Fatalf("hello: %+v", m)
+	}
+	const batch = 256
+	var lines []byte
+	ends := make([]int, batch) // where each line ends
+	for i := range batch {
+		lines = fmt.Appendf(lines, `{"type":"outseize","seq":%d,"dpc":2,"called":"4930123456"}`+"\n", i+1)
+		ends[i] = len(lines)
+	}
+	before := ga.g.Control.Snapshot().Refused[sprc.RefuseAdmission]
+	b.ReportAllocs()
+	b.ResetTimer()
+	errc := make(chan error, 1)
+	go func() {
+		var err error
+		for sent := 0; sent < b.N && err == nil; sent += batch {
+			_, err = r.nc.Write(lines[:ends[min(batch, b.N-sent)-1]])
+		}
+		errc <- err
+	}()
+	for i := 0; i < b.N; {
+		line, err := r.br.ReadSlice('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		if bytes.Contains(line, []byte(`"type":"alarm"`)) {
+			continue // the admission's level, raised while it refuses
+		}
+		if i++; !bytes.Contains(line, []byte(`"nak"`)) || !bytes.Contains(line, []byte(`"status":12`)) {
+			b.Fatalf("not a 0x0C nak: %s", line)
+		}
+	}
+	b.StopTimer()
+	if err := <-errc; err != nil {
+		b.Fatal(err)
+	}
+	// A few may be refused for the host's share instead (also 0x0C).
+	if got, share := ga.g.Control.Snapshot().Refused[sprc.RefuseAdmission]-before, ga.srv.Metrics().ShareRefused; got+share < uint64(b.N) {
+		b.Fatalf("the admission counted %d refusals and the share %d, of %d", got, share, b.N)
+	}
 }

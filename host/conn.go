@@ -300,7 +300,7 @@ func (c *conn) nak(seq *uint64, st wire.Status, detail string, call uint64) {
 // handle carries out one request line; false ends the connection.
 func (c *conn) handle(line []byte) bool {
 	s := c.s
-	d, rf := decodeRequest(line, c.s.pcs)
+	d, rf := decodeRequest(line, &c.s.pcs) // a pointer: boxing the value would cost an allocation a line
 	if rf != nil {
 		if knownType(d.typ) {
 			s.metrics.requests.add(d.typ)
@@ -313,7 +313,10 @@ func (c *conn) handle(line []byte) bool {
 	s.metrics.requests.add(d.typ)
 	seq := *d.seq
 	s.mu.Lock()
-	authed := c.authed
+	// waiting only falls until this reader counts a request in (the writer
+	// answers them), so it bounds the host's share below without a second
+	// look under the lock.
+	authed, waiting := c.authed, c.pending
 	s.mu.Unlock()
 	if d.typ == wire.TypeHello {
 		return c.hello(d)
@@ -333,17 +336,7 @@ func (c *conn) handle(line []byte) bool {
 	case wire.TypeTrace:
 		c.trace(seq, line) // trace.go
 	case wire.TypeOutseize:
-		tag := s.newTag()
-		o := d.req.(stack.Outseize)
-		o.Tag = tag
-		s.mu.Lock()
-		n := c.pending
-		if n < s.cfg.MaxPending {
-			s.pending[tag] = pending{c: c, seq: seq, typ: d.typ}
-			c.pending++
-		}
-		s.mu.Unlock()
-		if n >= s.cfg.MaxPending {
+		if n := waiting; n >= s.cfg.MaxPending {
 			// Refused before the shared queue: the excess costs this host,
 			// not the delay every host's calls are admitted by.
 			s.metrics.ShareRefused.Add(1)
@@ -354,6 +347,26 @@ func (c *conn) handle(line []byte) bool {
 			// much. A flooder is slowed to the rate it is answered at.
 			return c.waitShare(max(1, s.cfg.MaxPending/2))
 		}
+		o, st := s.screen(d.out)
+		if st != stack.StatusOK {
+			// Refused at the edge (the work the gateway does most under
+			// overload): no tag, no pending entry, no Result through the
+			// sink. The nak still counts in the host's share until it is
+			// written, so a flooder is slowed to the rate it is answered
+			// at, as when the loop refuses.
+			s.mu.Lock()
+			c.pending++
+			s.mu.Unlock()
+			s.metrics.naks.add(uint16(st))
+			c.sendAnswer(wire.TypeNak, encodeNak(d.seq, wire.Status(st), st.String(), 0))
+			return true
+		}
+		tag := s.newTag()
+		o.Tag = tag
+		s.mu.Lock()
+		s.pending[tag] = pending{c: c, seq: seq, typ: d.typ}
+		c.pending++
+		s.mu.Unlock()
 		c.submit(o, tag)
 	default: // alert, progress, answer, release: the call must be this host's
 		// These finish calls already admitted: not refused, but a host

@@ -71,9 +71,12 @@ type decoded struct {
 	incoming bool
 	// overload
 	level int
-	// the stack request for outseize, alert, progress, answer and release (its
-	// Tag is set by the server)
+	// the stack request for alert, progress, answer and release (its Tag is
+	// set by the server)
 	req stack.Request
+	// an outseize, by value: boxed into a Request only once admitted at the
+	// edge (a refused outseize costs no allocation for it)
+	out stack.Outseize
 }
 
 // refusal is a nak the host API gives without asking the stack.
@@ -92,10 +95,10 @@ func refuse(st wire.Status, format string, a ...any) *refusal {
 // d.seq are filled in as far as the line allowed, so the nak can echo seq.
 // Point codes in text are read with pcf, the configuration's format.
 func decodeRequest(line []byte, pcf pcParser) (d decoded, _ *refusal) {
-	var r rawRequest
+	var r rawRequest // on the stack: only unmarshalRaw's copy escapes
 	if !decodeFast(line, &r) {
 		r = rawRequest{}
-		if err := json.Unmarshal(line, &r); err != nil {
+		if err := unmarshalRaw(line, &r); err != nil {
 			var te *json.UnmarshalTypeError
 			if !errors.As(err, &te) {
 				return d, refuse(wire.StatusBadJSON, "malformed JSON: %v", err)
@@ -131,7 +134,7 @@ func decodeRequest(line []byte, pcf pcParser) (d decoded, _ *refusal) {
 		}
 		d.version, d.app, d.token, d.incoming = *r.Version, r.App, r.Token, r.Incoming
 	case wire.TypeOutseize:
-		d.req, rf = decodeOutseize(&r, pcf)
+		d.out, rf = decodeOutseize(&r, pcf)
 	case wire.TypeAlert, wire.TypeProgress, wire.TypeAnswer, wire.TypeRelease:
 		if r.Call == nil {
 			return d, refuse(wire.StatusMissingField, `missing field "call"`)
@@ -149,6 +152,16 @@ func decodeRequest(line []byte, pcf pcParser) (d decoded, _ *refusal) {
 	case wire.TypeStatus:
 	}
 	return d, rf
+}
+
+// unmarshalRaw is encoding/json's decoding of a request, into a copy: the
+// pointer json.Unmarshal takes escapes to the heap, and decodeRequest's own
+// rawRequest, which decodeFast fills for almost every line, must not.
+func unmarshalRaw(line []byte, r *rawRequest) error {
+	var heap rawRequest
+	err := json.Unmarshal(line, &heap)
+	*r = heap
+	return err
 }
 
 func knownType(t string) bool {
@@ -212,7 +225,7 @@ func max8(field string, p *uint8, max uint8) *refusal {
 	return nil
 }
 
-func decodeOutseize(r *rawRequest, pcf pcParser) (stack.Request, *refusal) {
+func decodeOutseize(r *rawRequest, pcf pcParser) (stack.Outseize, *refusal) {
 	o := stack.Outseize{}
 	switch {
 	case r.Route != nil && *r.Route != "":
@@ -220,16 +233,16 @@ func decodeOutseize(r *rawRequest, pcf pcParser) (stack.Request, *refusal) {
 	case r.DPC != nil:
 		var rf *refusal
 		if o.DPC, rf = r.DPC.resolve("dpc", pcf); rf != nil {
-			return nil, rf
+			return stack.Outseize{}, rf
 		}
 	default:
-		return nil, refuse(wire.StatusMissingField, `missing field "dpc" (or "route")`)
+		return stack.Outseize{}, refuse(wire.StatusMissingField, `missing field "dpc" (or "route")`)
 	}
 	if r.CIC != nil {
 		o.CIC, o.HasCIC = *r.CIC, true
 	}
 	if r.Called == nil {
-		return nil, refuse(wire.StatusMissingField, `missing field "called"`)
+		return stack.Outseize{}, refuse(wire.StatusMissingField, `missing field "called"`)
 	}
 	for _, c := range []struct {
 		f   string
@@ -241,12 +254,12 @@ func decodeOutseize(r *rawRequest, pcf pcParser) (stack.Request, *refusal) {
 		{"presentation", r.Presentation, 3}, {"screening", r.Screening, 3},
 	} {
 		if rf := max8(c.f, c.p, c.max); rf != nil {
-			return nil, rf
+			return stack.Outseize{}, rf
 		}
 	}
 	d, rf := digits("called", *r.Called)
 	if rf != nil {
-		return nil, rf
+		return stack.Outseize{}, rf
 	}
 	o.Called = isup.CalledPartyNumber{
 		NatureOfAddress: opt8(r.CalledNAI, isup.NAINational),
@@ -257,7 +270,7 @@ func decodeOutseize(r *rawRequest, pcf pcParser) (stack.Request, *refusal) {
 	if r.Calling != nil {
 		d, rf := digits("calling", *r.Calling)
 		if rf != nil {
-			return nil, rf
+			return stack.Outseize{}, rf
 		}
 		o.Calling = &isup.CallingPartyNumber{
 			NatureOfAddress: opt8(r.CallingNAI, isup.NAINational),
@@ -277,18 +290,18 @@ func decodeOutseize(r *rawRequest, pcf pcParser) (stack.Request, *refusal) {
 		o.ForwardCall = isup.ForwardCallIndicators(*r.FCI)
 	}
 	if len(r.Params) > maxParams {
-		return nil, refuse(wire.StatusBadValue, `field "params": %d parameters, at most %d`, len(r.Params), maxParams)
+		return stack.Outseize{}, refuse(wire.StatusBadValue, `field "params": %d parameters, at most %d`, len(r.Params), maxParams)
 	}
 	for i, p := range r.Params {
 		if p.Code == 0 {
-			return nil, refuse(wire.StatusBadValue, `field "params[%d].code": 0 is the end of the optional part, not a parameter`, i)
+			return stack.Outseize{}, refuse(wire.StatusBadValue, `field "params[%d].code": 0 is the end of the optional part, not a parameter`, i)
 		}
 		v, err := hex.DecodeString(p.Hex)
 		if err != nil {
-			return nil, refuse(wire.StatusBadValue, `field "params[%d].hex": %v`, i, err)
+			return stack.Outseize{}, refuse(wire.StatusBadValue, `field "params[%d].hex": %v`, i, err)
 		}
 		if len(v) > 255 {
-			return nil, refuse(wire.StatusBadValue, `field "params[%d].hex": %d octets, at most 255`, i, len(v))
+			return stack.Outseize{}, refuse(wire.StatusBadValue, `field "params[%d].hex": %d octets, at most 255`, i, len(v))
 		}
 		o.Optional.SetRaw(isup.ParameterCode(p.Code), bytes.Clone(v))
 	}

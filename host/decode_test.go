@@ -69,7 +69,7 @@ func TestDecodeRequest(t *testing.T) {
 	if rf != nil {
 		t.Fatal(rf)
 	}
-	o := d.req.(stack.Outseize)
+	o := d.out
 	if o.Route != "peer" || o.Called.Digits.String() != "4930BCAB" || o.Called.NatureOfAddress != isup.NAINational ||
 		o.Calling == nil || o.Calling.Digits.String() != "123" || o.Category != 13 || o.ForwardCall != 8192 || !o.Optional.Has(57) {
 		t.Errorf("outseize: %+v", o)
@@ -125,7 +125,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 		switch d.typ {
 		case wire.TypeOutseize:
-			o := d.req.(stack.Outseize)
+			o := d.out
 			if n := o.Called.Digits.Len(); n == 0 || n > maxDigits {
 				t.Fatalf("called with %d digits accepted", n)
 			}

@@ -3,6 +3,8 @@ package host
 import (
 	"reflect"
 	"strings"
+
+	"github.com/isupgw/isupgw/host/wire"
 )
 
 // decodeFast fills r from a request line the way json.Unmarshal would, for
@@ -169,6 +171,15 @@ func (v *fastValues) set(r *rawRequest, key string, str []byte, num uint64, isSt
 	}
 	switch key {
 	case "type":
+		for _, t := range wire.RequestTypes {
+			if string(str) == t { // a known type costs no copy of its name
+				if !isStr {
+					return false
+				}
+				v.typ, r.Type = t, &v.typ
+				return true
+			}
+		}
 		return s(&v.typ, &r.Type)
 	case "seq":
 		if !isNum {

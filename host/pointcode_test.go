@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/isupgw/isupgw/host/wire"
-	"github.com/isupgw/isupgw/isup/stack"
 	"github.com/isupgw/isupgw/mtp"
 )
 
@@ -49,7 +48,7 @@ func TestDashedPointCodeReadWithItsGroupsVariant(t *testing.T) {
 	if rf != nil {
 		t.Fatalf("ANSI group's dashed dpc refused: %+v", rf)
 	}
-	if o, ok := d.req.(stack.Outseize); !ok || o.DPC != ansi {
-		t.Fatalf("decoded %+v, want an outseize to %d", d.req, ansi)
+	if o := d.out; d.typ != wire.TypeOutseize || o.DPC != ansi {
+		t.Fatalf("decoded %+v, want an outseize to %d", d.out, ansi)
 	}
 }

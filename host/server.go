@@ -117,6 +117,13 @@ type Stack interface {
 	Inspect(ctx context.Context) (stack.Snapshot, error)
 }
 
+// screener is a Stack whose edge admission can be asked before an outseize
+// is submitted (*stack.Stack's Screen): its refusals then cost the host API
+// no bookkeeping.
+type screener interface {
+	Screen(o stack.Outseize) (stack.Outseize, stack.Status)
+}
+
 // Alarm is an alarm for hosts: congestion control raises its own through
 // RaiseAlarm; the stack's are mapped from stack.Alarm.
 type Alarm struct {
@@ -188,7 +195,10 @@ type Server struct {
 	tcpAddr    net.Addr
 }
 
-type stackRef struct{ s Stack }
+type stackRef struct {
+	s      Stack
+	screen screener // nil: s has no Screen
+}
 
 // pending is a request submitted to the stack and not yet answered.
 type pending struct {
@@ -252,7 +262,10 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 
 // Attach gives the server the stack it submits requests to. Call it before
 // Start (the sink may run earlier: events before Attach find no host).
-func (s *Server) Attach(st Stack) { s.stack.Store(&stackRef{st}) }
+func (s *Server) Attach(st Stack) {
+	sc, _ := st.(screener)
+	s.stack.Store(&stackRef{st, sc})
+}
 
 // submit hands a request to the stack; it gives up when the server stops, so
 // a stopped stack cannot hold a connection's reader.
@@ -261,6 +274,16 @@ func (s *Server) submit(r stack.Request) error {
 		return ref.s.SubmitContext(s.runCtx(), r)
 	}
 	return errors.New("host: no stack attached")
+}
+
+// screen applies the stack's edge admission to an outseize before any
+// bookkeeping (stack.Screen); with no stack attached it passes, and submit
+// then reports that.
+func (s *Server) screen(o stack.Outseize) (stack.Outseize, stack.Status) {
+	if ref := s.stack.Load(); ref != nil && ref.screen != nil {
+		return ref.screen.Screen(o)
+	}
+	return o, stack.StatusOK
 }
 
 func (s *Server) runCtx() context.Context {
