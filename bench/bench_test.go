@@ -57,6 +57,27 @@ func TestAnalyse(t *testing.T) {
 	if !row.Congested || row.RecoveryMS == nil || *row.RecoveryMS < 379 || *row.RecoveryMS > 381 {
 		t.Fatalf("recovery %v congested %v", row.RecoveryMS, row.Congested)
 	}
+	if row.Unread != 0 || row.Samples != 899 {
+		t.Fatalf("unread %d of %d samples, want 0 of 899 (from 3 s on)", row.Unread, row.Samples)
+	}
+	// A failed read shows no calm: before the drop it is counted, after it
+	// the recovery counts it as possibly congested; the last one unread
+	// leaves the recovery unknown.
+	samples[100].unread = true // 2 s: before the overload, not counted
+	samples[400].unread = true // 8 s, during the overload
+	samples[700].unread = true // 14 s, 1 s after the drop
+	row = analyse(ModeOn, 3, 1000, 3*time.Second, 10*time.Second, secs, fin, samples)
+	if row.Unread != 2 || row.RecoveryMS == nil || *row.RecoveryMS < 999 || *row.RecoveryMS > 1001 {
+		t.Fatalf("with failed reads: unread %d, recovery %v (want 2 and 1000 ms)", row.Unread, row.RecoveryMS)
+	}
+	if got := Table(&Results{Rows: []Row{row}}); !strings.Contains(got, "| 1000 (2 of 899 /metrics reads failed) |") {
+		t.Fatalf("table does not show the failed reads:\n%s", got)
+	}
+	samples[len(samples)-1].unread = true
+	if row := analyse(ModeOn, 3, 1000, 3*time.Second, 10*time.Second, secs, fin, samples); row.RecoveryMS != nil {
+		t.Fatal("recovery reported with the last read failed")
+	}
+	samples[len(samples)-1].unread = false
 	samples[len(samples)-1].congested = true
 	if row := analyse(ModeOn, 3, 1000, 3*time.Second, 10*time.Second, secs, fin, samples); row.RecoveryMS != nil {
 		t.Fatal("recovery reported while still congested at the end")

@@ -48,8 +48,16 @@ type Row struct {
 	// the load drop to the last moment either was (nil: never cleared).
 	Congested  bool     `json:"congested"`
 	RecoveryMS *float64 `json:"recovery_ms"`
-	KeptUp     bool     `json:"generator_kept_up"`
-	MaxLagMS   float64  `json:"generator_max_lag_ms"`
+	// Unread counts the congestion samples from the overload's start on in
+	// which a gateway's /metrics could not be read, of Samples: such a
+	// sample shows neither congestion nor calm, so "never congested" and
+	// the recovery hold only as far as the reads went. An unread sample
+	// after the load drop counts as possibly congested (the recovery is an
+	// upper bound), a last one unread leaves the recovery unknown.
+	Unread   int     `json:"metrics_unread"`
+	Samples  int     `json:"metrics_samples"`
+	KeptUp   bool    `json:"generator_kept_up"`
+	MaxLagMS float64 `json:"generator_max_lag_ms"`
 	// Runs: with --repeat, each run's goodput and p99 (the row is the run
 	// with the median goodput).
 	Runs []RunBrief `json:"runs,omitempty"`
@@ -359,15 +367,21 @@ func analyse(mode Mode, m, capacity float64, warm, over time.Duration, secs []lo
 	dropAt := start.Add(warm + over)
 	var last time.Time
 	for _, s := range all {
-		if s.congested && s.at.After(start.Add(warm)) {
-			row.Congested = true
+		if s.at.After(start.Add(warm)) {
+			row.Samples++
+			if s.unread {
+				row.Unread++
+			}
+			if s.congested {
+				row.Congested = true
+			}
 		}
-		if s.congested {
+		if s.congested || s.unread && s.at.After(dropAt) {
 			last = s.at
 		}
 	}
 	if row.Congested && len(all) > 0 {
-		if !all[len(all)-1].congested {
+		if end := all[len(all)-1]; !end.congested && !end.unread {
 			d := float64(max(0, last.Sub(dropAt)).Microseconds()) / 1000
 			row.RecoveryMS = &d
 		}

@@ -349,10 +349,13 @@ func parseCongestion(r io.Reader) (bool, error) {
 	return false, sc.Err()
 }
 
-// sample is one look at both gateways' congestion.
+// sample is one look at both gateways' congestion. unread: a gateway's
+// /metrics could not be read (an error, a timeout under the overload), so
+// the sample does not show it calm.
 type sample struct {
 	at        time.Time
 	congested bool
+	unread    bool
 }
 
 // watch polls both gateways' /metrics every slow until fastFrom, then every
@@ -379,14 +382,14 @@ func watch(ctx context.Context, p *pair, slow, fast time.Duration, fastFrom time
 				fastNow = true
 				t.Reset(fast)
 			}
-			c := false
+			c, unread := false, false
 			for _, port := range []int{p.ports.AMetric, p.ports.BMetr} {
-				if cg, err := congestedMetrics(port); err == nil && cg {
-					c = true
-				}
+				cg, err := congestedMetrics(port)
+				c = c || cg
+				unread = unread || err != nil
 			}
 			mu.Lock()
-			out = append(out, sample{at: time.Now(), congested: c})
+			out = append(out, sample{at: time.Now(), congested: c, unread: unread})
 			mu.Unlock()
 		}
 	}()

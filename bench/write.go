@@ -66,8 +66,13 @@ func Table(r *Results) string {
 		switch {
 		case !row.Congested:
 			rec = "never congested"
+		case row.RecoveryMS == nil && row.Unread > 0:
+			rec = "not known"
 		case row.RecoveryMS == nil:
 			rec = "did not clear"
+		}
+		if row.Unread > 0 {
+			rec += fmt.Sprintf(" (%d of %d /metrics reads failed)", row.Unread, row.Samples)
 		}
 		kept := "yes"
 		if !row.KeptUp {
@@ -122,7 +127,7 @@ func Markdown(r *Results) string {
 	fmt.Fprintf(&b, "Each run: %s at half the capacity, then %s at the multiple of the capacity (the overload), then %s at half the capacity again, on fresh gateways. The modes take turns: at each multiple every mode runs once before any runs again, each round in the reverse order of the one before, so that drifting background load falls on every mode alike. ", r.Options["warm"], r.Options["overload"], r.Options["recover"])
 	b.WriteString("Goodput is completed calls per second over the overload's full seconds (its first second left out); latencies are of the calls offered during the overload that were admitted and answered; ")
 	b.WriteString("refusals are naks of outseize during the overload; \"failed after admission\" are admitted calls released by the far end or a timer before we released them (e.g. cause 42 from B's inbound control); ")
-	b.WriteString("onset to first refusal is from the start of the overload to the first nak; load drop to no congestion is from the end of the overload to the last moment either gateway reported a congestion level or Code Yellow (its /metrics read every second during the overload and every 50 ms from 2 s before the load drops).\n\n")
+	b.WriteString("onset to first refusal is from the start of the overload to the first nak; load drop to no congestion is from the end of the overload to the last moment either gateway reported a congestion level or Code Yellow (its /metrics read every second during the overload and every 50 ms from 2 s before the load drops; a read that failed shows neither congestion nor calm: it is counted beside the cell, after the drop it counts as possibly congested, and a last one failed leaves the time not known).\n\n")
 	if r.Options["repeat"] != "" && r.Options["repeat"] != "1" {
 		fmt.Fprintf(&b, "Each row was run %s times; the table shows the run with the median goodput (of an even number of runs, the higher of the middle two), the goodput and p99 of every run follow it.\n\n", r.Options["repeat"])
 	}
