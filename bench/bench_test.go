@@ -24,10 +24,14 @@ func TestParseCongestion(t *testing.T) {
 		strings.Replace(calm, "\"outbound\"} 0", "\"outbound\"} 1", 1),
 		strings.Replace(calm, "yellow 0", "yellow 1", 1),
 		calm + "isupgw_sprc_admission_level 1\n",
+		calm + "isupgw_sprc_destination_slow{dpc=\"2\"} 1\n",
 	} {
 		if c, err := parseCongestion(strings.NewReader(busy)); err != nil || !c {
 			t.Fatalf("busy: %v %v", c, err)
 		}
+	}
+	if c, err := parseCongestion(strings.NewReader(calm + "isupgw_sprc_destination_slow{dpc=\"2\"} 0\n")); err != nil || c {
+		t.Fatalf("a destination not slow: %v %v", c, err)
 	}
 	if _, err := parseCongestion(strings.NewReader("go_goroutines 7\n")); err == nil {
 		t.Fatal("metrics without isupgw_sprc_level accepted")

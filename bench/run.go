@@ -307,15 +307,21 @@ func status(port int) (gateway.Status, error) {
 	return st, err
 }
 
-// congested reports whether a gateway is in any congestion state.
+// congested reports whether a gateway is in any congestion state, a
+// destination's slow alarm included.
 func congested(st gateway.Status) bool {
+	for _, d := range st.Destinations {
+		if d.Slow {
+			return true
+		}
+	}
 	c := st.Congestion
 	return c != nil && (c.InboundLevel > 0 || c.OutboundLevel > 0 || c.CodeYellow || c.Admission != nil && c.Admission.Level > 0)
 }
 
 // congestedMetrics reads a gateway's /metrics (served from snapshots, so it
-// costs the call path nothing) and reports whether any congestion level or
-// Code Yellow is set.
+// costs the call path nothing) and reports whether any congestion level,
+// Code Yellow or a destination's slow alarm is set.
 func congestedMetrics(port int) (bool, error) {
 	resp, err := httpc.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 	if err != nil {
@@ -325,8 +331,10 @@ func congestedMetrics(port int) (bool, error) {
 	return parseCongestion(resp.Body)
 }
 
-// parseCongestion finds isupgw_sprc_level, isupgw_sprc_admission_level and
-// isupgw_sprc_code_yellow in a Prometheus text exposition.
+// parseCongestion finds isupgw_sprc_level, isupgw_sprc_admission_level,
+// isupgw_sprc_code_yellow and isupgw_sprc_destination_slow (the admission
+// limiting calls to a far end that answers slowly, alarm 0x1C) in a
+// Prometheus text exposition.
 func parseCongestion(r io.Reader) (bool, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
@@ -334,7 +342,7 @@ func parseCongestion(r io.Reader) (bool, error) {
 	for sc.Scan() {
 		line := sc.Text()
 		if !strings.HasPrefix(line, "isupgw_sprc_level{") && !strings.HasPrefix(line, "isupgw_sprc_code_yellow ") &&
-			!strings.HasPrefix(line, "isupgw_sprc_admission_level ") {
+			!strings.HasPrefix(line, "isupgw_sprc_admission_level ") && !strings.HasPrefix(line, "isupgw_sprc_destination_slow{") {
 			continue
 		}
 		found = true

@@ -68,6 +68,9 @@ type DestinationStatus struct {
 	Reason       string  `json:"reason,omitempty"`
 	Violation    string  `json:"constraint_violation,omitempty"`
 	Calls        int     `json:"calls"`
+	// Slow: the adaptive admission limits new calls to it because it
+	// answers slowly while the gateway's own queue is quick (alarm 0x1C).
+	Slow bool `json:"slow"`
 }
 
 // CongestionStatus is the own congestion state.
@@ -138,11 +141,13 @@ func (g *Gateway) Status() Status {
 		st.Links = g.opts.links()
 	}
 	byPC := map[mtp.PointCode]sprc.DestinationStatus{}
+	var gates map[mtp.PointCode]sprc.AdmissionGate
 	if g.Control != nil {
 		c := g.Control.Snapshot()
 		for _, d := range c.Destinations {
 			byPC[d.PC] = d
 		}
+		gates = c.Admission.Destinations
 		st.Congestion = &CongestionStatus{InboundLevel: int(c.Level[sprc.Inbound]), OutboundLevel: int(c.Level[sprc.Outbound]),
 			InboundDelayMS: ms(c.LastDelay[sprc.Inbound]), OutboundDelayMS: ms(c.LastDelay[sprc.Outbound]),
 			InboundAvgMS: ms(c.AverageDelay[sprc.Inbound]), OutboundAvgMS: ms(c.AverageDelay[sprc.Outbound]),
@@ -164,7 +169,8 @@ func (g *Gateway) Status() Status {
 			admit = 1
 		}
 		st.Destinations = append(st.Destinations, DestinationStatus{Name: grp.Name, PointCode: uint32(grp.DPC), PC: pcf.Format(grp.DPC), Available: g.avail.isUp(grp.DPC),
-			ACL: int(d.ACL), MTPAdmit: admit, MTPLevel: d.MTPLevel, OutOfService: d.OutOfService, Reason: d.Reason, Violation: d.Violation, Calls: d.Calls})
+			ACL: int(d.ACL), MTPAdmit: admit, MTPLevel: d.MTPLevel, OutOfService: d.OutOfService, Reason: d.Reason, Violation: d.Violation, Calls: d.Calls,
+			Slow: gates[grp.DPC].Slow})
 	}
 	return st
 }

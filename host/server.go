@@ -559,7 +559,7 @@ func (s *Server) ActiveAlarms() []Alarm {
 func lasting(n uint16) bool {
 	switch n {
 	case wire.AlarmNetworkCongestion, wire.AlarmStackCongestion, wire.AlarmDestinationUnavailable,
-		wire.AlarmDestinationOutOfServ, wire.AlarmConstraintViolation, wire.AlarmACCActive,
+		wire.AlarmDestinationOutOfServ, wire.AlarmConstraintViolation, wire.AlarmACCActive, wire.AlarmDestinationSlow,
 		wire.AlarmSystemBusy, wire.AlarmCodeRed, wire.AlarmAssociationDown, wire.AlarmStandby:
 		return true
 	}

@@ -1,6 +1,7 @@
 package sprc
 
 import (
+	"fmt"
 	"math"
 	"sync/atomic"
 	"time"
@@ -119,6 +120,12 @@ type limiter struct {
 	// slowLimit and slowRate (futile).
 	cutFrom, lastLimit, rate, slowLimit, slowRate float64
 	slow                                          int
+	// Alarm 0x1C (slowAlarm): farRefusing counts the windows in a row
+	// that refused with the gateway's own queue quick; alarmed since
+	// alarmSince; lastRefusal is the last window that refused.
+	farRefusing             int
+	alarmed                 bool
+	alarmSince, lastRefusal time.Time
 }
 
 func newLimiter(cfg *AdmissionConfig, all *limiter) *limiter {
@@ -723,8 +730,9 @@ func (c *Controller) admissionTick(now time.Time) {
 	all := a.all.Load()
 	refused, peak := all.closeWindow()
 	best, measured, standing, rm := 0.0, false, false, room{}
-	for _, l := range *a.gates.Load() {
+	for pc, l := range *a.gates.Load() {
 		r, g, ok := l.adjust(cfg, now, !a.farEnd)
+		c.slowAlarm(pc, l, r, now)
 		refused = refused || r
 		if ok && (!measured || g > best) {
 			best, measured, standing = g, true, l.standing
@@ -774,6 +782,58 @@ func (c *Controller) admissionTick(now time.Time) {
 	c.outboundChanged(before, "admission")
 }
 
+// slowAlarm raises alarm 0x1C for a destination whose new calls the
+// admission refuses while the gateway's own outbound queue is quick: the
+// set-up time is the far end's or its path's. That is not the gateway's
+// congestion, so it raises no level and no ACL (Q.764 2.11: the ACL is the
+// congestion of the exchange that sends the REL), but the operator and the
+// hosts are told which destination's calls are refused and why, as they
+// are for a destination's ACL (0x1A). It is raised by the second window in
+// a row with such refusals (not a stray burst), held at least Hold and
+// cleared once the destination refused nothing for ClearAfter: it rises
+// once and holds through an overload, as the level does.
+func (c *Controller) slowAlarm(pc mtp.PointCode, l *limiter, refused bool, now time.Time) {
+	cfg := &c.cfg.Admission
+	switch {
+	case refused && c.adm.farEnd && c.adm.level == 0:
+		l.farRefusing++
+		l.lastRefusal = now
+	case refused:
+		// The gateway's own congestion, which its level tells (a window
+		// whose own queue a baseline probe drained is still part of it).
+		l.farRefusing = 0
+		l.lastRefusal = now
+	default:
+		l.farRefusing = 0
+	}
+	switch {
+	case !l.alarmed && l.farRefusing >= 2:
+		l.alarmed, l.alarmSince = true, now
+		c.alarm(Alarm{Number: AlarmDestinationSlow, Severity: SeverityMinor,
+			Text: fmt.Sprintf("destination %s answers slowly: new calls to it limited to %d in set-up", c.cfg.PointCodes.Format(pc), int(l.limit)),
+			Data: map[string]any{"dpc": uint32(pc), "limit": int(l.limit)}})
+	case l.alarmed && now.Sub(l.lastRefusal) >= cfg.ClearAfter && now.Sub(l.alarmSince) >= cfg.Hold:
+		c.clearSlowAlarm(pc, l, "no call refused for "+cfg.ClearAfter.String())
+	}
+}
+
+func (c *Controller) clearSlowAlarm(pc mtp.PointCode, l *limiter, why string) {
+	l.alarmed = false
+	c.alarm(Alarm{Number: AlarmDestinationSlow, Severity: SeverityMinor, Cleared: true,
+		Text: fmt.Sprintf("destination %s: calls no longer limited (%s)", c.cfg.PointCodes.Format(pc), why),
+		Data: map[string]any{"dpc": uint32(pc)}})
+}
+
+// clearSlowAlarms clears every destination's alarm 0x1C (the admission is
+// switched off or restarted: its limiters are forgotten).
+func (c *Controller) clearSlowAlarms(why string) {
+	for pc, l := range *c.adm.gates.Load() {
+		if l.alarmed {
+			c.clearSlowAlarm(pc, l, why)
+		}
+	}
+}
+
 // reset forgets every call in set-up (admission switched off or on).
 func (a *admission) reset(cfg *AdmissionConfig) {
 	a.init(cfg)
@@ -791,8 +851,11 @@ type AdmissionStatus struct {
 	Destinations map[mtp.PointCode]AdmissionGate
 }
 
-// AdmissionGate is one destination's limit.
-type AdmissionGate struct{ Limit, InSetup int }
+// AdmissionGate is one destination's limit; Slow: its alarm 0x1C is raised.
+type AdmissionGate struct {
+	Limit, InSetup int
+	Slow           bool
+}
 
 func (a *admission) status() AdmissionStatus {
 	s := AdmissionStatus{Enabled: a.on.Load(), Level: a.level, LevelChanges: a.changes}
@@ -800,7 +863,7 @@ func (a *admission) status() AdmissionStatus {
 	s.Limit, s.InSetup = int(all.gate.limit.Load()), int(all.inSetup.Load())
 	s.Destinations = map[mtp.PointCode]AdmissionGate{}
 	for pc, l := range *a.gates.Load() {
-		s.Destinations[pc] = AdmissionGate{Limit: int(l.gate.limit.Load()), InSetup: int(l.inSetup.Load())}
+		s.Destinations[pc] = AdmissionGate{Limit: int(l.gate.limit.Load()), InSetup: int(l.inSetup.Load()), Slow: l.alarmed}
 	}
 	return s
 }

@@ -386,11 +386,33 @@ func TestAdmissionSlowDestinationDoesNotStarveOthers(t *testing.T) {
 		t.Errorf("the destination with room: offered %d, admitted %d, refused %d\n%s", f.offered, f.admitted, f.refused, fast.trace())
 	}
 	// A slow far end is not the gateway's congestion (Q.764 2.11: the ACL
-	// is the sending exchange's): no alarm 0x16, no ACL in RELs.
-	s.f.expectAlarms("")
+	// is the sending exchange's): no alarm 0x16, no ACL in RELs; the
+	// operator is told which destination's calls are limited (0x1C, for
+	// it alone, raised once and held).
+	if s.f.alarms[0].Data["dpc"] != uint32(s.pc) {
+		t.Errorf("alarm %+v, want it for the slow destination %d", s.f.alarms[0], s.pc)
+	}
+	s.f.expectAlarms("0x1C+")
 	if acl := s.f.c.ReleaseACL(); acl != 0 {
 		t.Errorf("ACL %d for a slow far end, want 0", acl)
 	}
+	if g := s.f.c.Snapshot().Admission.Destinations; !g[s.pc].Slow || g[fast.pc].Slow {
+		t.Errorf("destinations %+v: want the slow one alone marked", g)
+	}
+	// Once the load is one the far end serves, the alarm clears within
+	// ClearAfter + a window of the last refusal.
+	s.run(100, 3*time.Second)
+	s.f.expectAlarms("0x1C-")
+	// Raised again, it is cleared when the admission is switched off (its
+	// limiters are forgotten, nothing would clear it later).
+	s.run(600, 5*time.Second)
+	s.f.expectAlarms("0x1C+")
+	cfg := s.f.c.Config()
+	cfg.Admission.Enabled = false
+	if err := s.f.c.Reconfigure(cfg); err != nil {
+		t.Fatal(err)
+	}
+	s.f.expectAlarms("0x1C-")
 }
 
 // TestAdmissionRidesOutStalls: at 40 % of its capacity the gateway's loop

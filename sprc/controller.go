@@ -17,6 +17,7 @@ const (
 	AlarmOutOfService      uint16 = 0x18 // destination out of service
 	AlarmConstraint        uint16 = 0x19 // destination constraint violation
 	AlarmACC               uint16 = 0x1A // automatic congestion control towards a destination
+	AlarmDestinationSlow   uint16 = 0x1C // the admission limits calls to a destination that answers slowly
 	AlarmSystemBusy        uint16 = 0x20 // Code Yellow
 	AlarmCodeRed           uint16 = 0x21 // Code Red: the gateway restarts
 	SeverityInformative    uint8  = 0x01
@@ -712,6 +713,7 @@ func (c *Controller) Reconfigure(cfg Config) error {
 	if cfg.Admission.Enabled != c.cfg.Admission.Enabled {
 		// Calls in set-up are tracked only while on: start afresh.
 		before := c.outboundLevel()
+		c.clearSlowAlarms("admission switched off or on")
 		c.adm.reset(&cfg.Admission)
 		c.adm.window = c.now()
 		c.cfg = cfg

@@ -172,6 +172,7 @@ const (
 	AlarmConstraintViolation    uint16 = 0x19 // destination over a configured limit: data dpc, constraint
 	AlarmACCActive              uint16 = 0x1A // automatic congestion control towards a destination: data dpc, level
 	AlarmAssociationDown        uint16 = 0x1B // a configured M3UA association is not up: data association, address, reason
+	AlarmDestinationSlow        uint16 = 0x1C // the admission limits new calls to a destination that answers slowly: data dpc, limit
 	AlarmSystemBusy             uint16 = 0x20 // Code Yellow
 	AlarmCodeRed                uint16 = 0x21 // Code Red: about to restart
 	AlarmCircuitReset           uint16 = 0x30 // no RLC for REL (T5): circuit reset: data dpc, cic

@@ -240,6 +240,7 @@ var alarmNames = map[uint16]string{
 	sprc.AlarmOutOfService:      "destination out of service",
 	sprc.AlarmConstraint:        "constraint violation",
 	sprc.AlarmACC:               "automatic congestion control",
+	sprc.AlarmDestinationSlow:   "destination answers slowly",
 	sprc.AlarmSystemBusy:        "System Busy (Code Yellow)",
 	sprc.AlarmCodeRed:           "Code Red",
 }

@@ -95,6 +95,7 @@ var defs = []struct {
 	{"isupgw_sprc_destination_out_of_service", "1 while the destination is out of service.", []string{"dpc"}},
 	{"isupgw_sprc_destination_constraint_violation", "1 while the destination is in constraint violation.", []string{"dpc"}},
 	{"isupgw_sprc_destination_calls", "Concurrent calls with the destination.", []string{"dpc"}},
+	{"isupgw_sprc_destination_slow", "1 while the adaptive admission limits new calls to the destination because it answers slowly, the gateway's own queue quick (alarm 0x1C).", []string{"dpc"}},
 	{"isupgw_host_connections", "Host API connections open.", nil},
 	{"isupgw_host_requests_total", "Host API requests, by type.", []string{"type"}},
 	{"isupgw_host_naks_total", "Host API negative answers, by status.", []string{"status"}},
@@ -232,6 +233,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			gauge("isupgw_sprc_destination_out_of_service", b2f(d.OutOfService), pc)
 			gauge("isupgw_sprc_destination_constraint_violation", b2f(d.Violation != ""), pc)
 			gauge("isupgw_sprc_destination_calls", float64(d.Calls), pc)
+		}
+		for pc, g := range s.Admission.Destinations {
+			gauge("isupgw_sprc_destination_slow", b2f(g.Slow), c.src.PointCodes.Format(pc))
 		}
 	}
 	if c.src.Links != nil {
