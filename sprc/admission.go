@@ -120,12 +120,12 @@ type limiter struct {
 	// slowLimit and slowRate (futile).
 	cutFrom, lastLimit, rate, slowLimit, slowRate float64
 	slow                                          int
-	// Alarm 0x1C (slowAlarm): farRefusing counts the windows in a row
-	// that refused with the gateway's own queue quick; alarmed since
-	// alarmSince; lastRefusal is the last window that refused.
-	farRefusing             int
-	alarmed                 bool
-	alarmSince, lastRefusal time.Time
+	// Alarm 0x1C (slowAlarm): farSince is the first of the windows in a
+	// row that refused with the gateway's own queue quick (zero: the last
+	// window did not); alarmed since alarmSince; lastRefusal is the last
+	// window that refused.
+	alarmed                           bool
+	farSince, alarmSince, lastRefusal time.Time
 }
 
 func newLimiter(cfg *AdmissionConfig, all *limiter) *limiter {
@@ -788,26 +788,29 @@ func (c *Controller) admissionTick(now time.Time) {
 // congestion, so it raises no level and no ACL (Q.764 2.11: the ACL is the
 // congestion of the exchange that sends the REL), but the operator and the
 // hosts are told which destination's calls are refused and why, as they
-// are for a destination's ACL (0x1A). It is raised by the second window in
-// a row with such refusals (not a stray burst), held at least Hold and
-// cleared once the destination refused nothing for ClearAfter: it rises
-// once and holds through an overload, as the level does.
+// are for a destination's ACL (0x1A). It is raised once such refusals went
+// on in every window for ClearAfter (not a burst, nor a fresh gateway's
+// initial limit meeting a load at once), held at least Hold and cleared
+// once the destination refused nothing for ClearAfter: it rises once and
+// holds through an overload, as the level does.
 func (c *Controller) slowAlarm(pc mtp.PointCode, l *limiter, refused bool, now time.Time) {
 	cfg := &c.cfg.Admission
 	switch {
 	case refused && c.adm.farEnd && c.adm.level == 0:
-		l.farRefusing++
+		if l.farSince.IsZero() {
+			l.farSince = now
+		}
 		l.lastRefusal = now
 	case refused:
 		// The gateway's own congestion, which its level tells (a window
 		// whose own queue a baseline probe drained is still part of it).
-		l.farRefusing = 0
+		l.farSince = time.Time{}
 		l.lastRefusal = now
 	default:
-		l.farRefusing = 0
+		l.farSince = time.Time{}
 	}
 	switch {
-	case !l.alarmed && l.farRefusing >= 2:
+	case !l.alarmed && !l.farSince.IsZero() && now.Sub(l.farSince) >= cfg.ClearAfter:
 		l.alarmed, l.alarmSince = true, now
 		c.alarm(Alarm{Number: AlarmDestinationSlow, Severity: SeverityMinor,
 			Text: fmt.Sprintf("destination %s answers slowly: new calls to it limited to %d in set-up", c.cfg.PointCodes.Format(pc), int(l.limit)),

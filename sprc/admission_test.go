@@ -415,6 +415,18 @@ func TestAdmissionSlowDestinationDoesNotStarveOthers(t *testing.T) {
 	s.f.expectAlarms("0x1C-")
 }
 
+// TestAdmissionSlowAlarmNotForABurst: a far end offered three times what it
+// serves for less than ClearAfter gets calls refused but no alarm 0x1C.
+func TestAdmissionSlowAlarmNotForABurst(t *testing.T) {
+	s := newSim(t, 200, 5*time.Millisecond, false)
+	s.run(600, 700*time.Millisecond)
+	s.run(50, 4*time.Second)
+	if r := s.over(0, len(s.secs)).refused; r == 0 {
+		t.Fatalf("nothing refused: the test does not test\n%s", s.trace())
+	}
+	s.f.expectAlarms("")
+}
+
 // TestAdmissionRidesOutStalls: at 40 % of its capacity the gateway's loop
 // stalls for 40 ms once a second (a GC pause, a descheduled process, a
 // burst of work elsewhere). The calls that arrive meanwhile wait and are
