@@ -795,6 +795,11 @@ func (c *Controller) admissionTick(now time.Time) {
 // holds through an overload, as the level does.
 func (c *Controller) slowAlarm(pc mtp.PointCode, l *limiter, refused bool, now time.Time) {
 	cfg := &c.cfg.Admission
+	if d := c.dests[pc]; d != nil && d.acl > 0 {
+		// The far end tells its congestion itself (ACL, alarm 0x1A): its
+		// calls are limited for that, and one alarm says so.
+		refused = false
+	}
 	switch {
 	case refused && c.adm.farEnd && c.adm.level == 0:
 		if l.farSince.IsZero() {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/isupgw/isupgw/isup"
 	"github.com/isupgw/isupgw/mtp"
 )
 
@@ -75,6 +76,9 @@ type sim struct {
 	extra  []*lane
 	nextID uint64
 	step   int
+	// othersRefuse: refusals other than the admission's are expected (an
+	// ACL in force) and not counted.
+	othersRefuse bool
 }
 
 // newSim simulates a gateway whose own loop serves rate calls/s (own: true)
@@ -187,6 +191,9 @@ func (s *sim) stepLane(ln *lane) {
 // refused counts a refusal, which must be the admission's and must have
 // something in set-up or queued ahead of it (never zero).
 func (s *sim) refused(ln *lane, r Refusal) {
+	if r != RefuseAdmission && s.othersRefuse {
+		return
+	}
 	if r != RefuseAdmission {
 		s.t.Fatalf("refused %v, want only admission refusals", r)
 	}
@@ -425,6 +432,20 @@ func TestAdmissionSlowAlarmNotForABurst(t *testing.T) {
 		t.Fatalf("nothing refused: the test does not test\n%s", s.trace())
 	}
 	s.f.expectAlarms("")
+}
+
+// TestAdmissionSlowAlarmNotBesideACL: a slow far end that sends ACL in its
+// RELs tells its congestion itself: alarm 0x1A says so, and 0x1C is not
+// raised beside it for the same destination.
+func TestAdmissionSlowAlarmNotBesideACL(t *testing.T) {
+	s := newSim(t, 200, 5*time.Millisecond, false)
+	s.othersRefuse = true // ACC admits half of the new calls at ACL 1
+	s.f.c.RELReceivedFrom(s.pc, 1, isup.ITU)
+	s.run(600, 3*time.Second)
+	if r := s.over(1, len(s.secs)).refused; r == 0 {
+		t.Fatalf("nothing refused: the test does not test\n%s", s.trace())
+	}
+	s.f.expectAlarms("0x1A+")
 }
 
 // TestAdmissionRidesOutStalls: at 40 % of its capacity the gateway's loop
