@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -202,8 +203,61 @@ func TestScheduleTakesTurns(t *testing.T) {
 			}
 		}
 	}
-	if firsts[ModeShipped] != 3 || firsts[ModeOff] != 3 {
-		t.Fatalf("first of a round: %v, want shipped and off 3 each", firsts)
+	if firsts[ModeShipped] != 3 || firsts[ModeCooperative] != 3 {
+		t.Fatalf("first of a round: %v, want shipped and cooperative 3 each", firsts)
+	}
+	// Shipped and off, which the targets compare, run next to each other
+	// in every round.
+	for i := 0; i < len(got); i += len(modes) {
+		round := got[i : i+len(modes)]
+		s := slices.IndexFunc(round, func(sl slot) bool { return sl.mode == ModeShipped })
+		o := slices.IndexFunc(round, func(sl slot) bool { return sl.mode == ModeOff })
+		if s-o != 1 && o-s != 1 {
+			t.Fatalf("round %d: shipped at %d, off at %d: %+v", i/len(modes), s, o, round)
+		}
+	}
+}
+
+// TestRoundOrderWithoutOff: without both modes the order is the given one.
+func TestRoundOrderWithoutOff(t *testing.T) {
+	for _, modes := range [][]Mode{{ModeCooperative, ModeOn}, {ModeOff, ModeOn}, {ModeShipped}} {
+		if got := roundOrder(modes); !slices.Equal(got, modes) {
+			t.Fatalf("roundOrder(%v) = %v", modes, got)
+		}
+	}
+	if got := roundOrder([]Mode{ModeOn, ModeOff, ModeShipped, ModeThrottle}); !slices.Equal(got, []Mode{ModeOn, ModeShipped, ModeOff, ModeThrottle}) {
+		t.Fatalf("off not right after shipped: %v", got)
+	}
+}
+
+// TestPaired: each mode's run is compared with off's of the same round,
+// not with off's median.
+func TestPaired(t *testing.T) {
+	runs := func(g ...float64) []RunBrief {
+		var out []RunBrief
+		for i, x := range g {
+			out = append(out, RunBrief{Goodput: x, P99MS: float64(90 + i)})
+		}
+		return out
+	}
+	r := &Results{Rows: []Row{
+		{Mode: ModeShipped, Multiplier: 2, Runs: runs(30000, 40000, 20000)},
+		{Mode: ModeShipped, Multiplier: 3, Runs: runs(1, 2)}, // no off at 3x: left out
+		{Mode: ModeOff, Multiplier: 2, Runs: runs(40000, 20000, 20000)},
+	}}
+	got := Paired(r)
+	want := "| shipped | 2x | 75 % (90 against 90), 200 % (91 against 91), 100 % (92 against 92) | 100 % | 2 of 3 |"
+	if !strings.Contains(got, want) {
+		t.Fatalf("paired table:\n%s\nwant the line\n%s", got, want)
+	}
+	if strings.Contains(got, "3x") {
+		t.Fatalf("3x has no off to compare with:\n%s", got)
+	}
+	if Paired(&Results{Rows: []Row{{Mode: ModeShipped, Multiplier: 2, Goodput: 1}}}) != "" {
+		t.Fatal("a table without repeated runs")
+	}
+	if m := medianOf([]float64{4, 1, 3, 2}); m != 2.5 {
+		t.Fatalf("median of 1..4 = %g", m)
 	}
 }
 

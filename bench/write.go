@@ -124,7 +124,7 @@ func Markdown(r *Results) string {
 		b.WriteString("\n")
 	}
 	b.WriteString("## Overload\n\n")
-	fmt.Fprintf(&b, "Each run: %s at half the capacity, then %s at the multiple of the capacity (the overload), then %s at half the capacity again, on fresh gateways. The modes take turns: at each multiple every mode runs once before any runs again, each round in the reverse order of the one before, so that drifting background load falls on every mode alike. ", r.Options["warm"], r.Options["overload"], r.Options["recover"])
+	fmt.Fprintf(&b, "Each run: %s at half the capacity, then %s at the multiple of the capacity (the overload), then %s at half the capacity again, on fresh gateways. The modes take turns: at each multiple every mode runs once before any runs again, each round in the reverse order of the one before, so that drifting background load falls on every mode alike; control off runs right after shipped (before it in the reversed rounds), so the two the targets compare run side by side. ", r.Options["warm"], r.Options["overload"], r.Options["recover"])
 	b.WriteString("Goodput is completed calls per second over the overload's full seconds (its first second left out); latencies are of the calls offered during the overload that were admitted and answered; ")
 	b.WriteString("refusals are naks of outseize during the overload; \"failed after admission\" are admitted calls released by the far end or a timer before we released them (e.g. cause 42 from B's inbound control); ")
 	b.WriteString("onset to first refusal is from the start of the overload to the first nak; load drop to no congestion is from the end of the overload to the last moment either gateway reported a congestion level, Code Yellow or a destination that answers slowly (alarm 0x1C, the admission limiting calls to a far end with its own queue quick) (its /metrics read every second during the overload and every 50 ms from 2 s before the load drops; a read that failed shows neither congestion nor calm: it is counted beside the cell, after the drop it counts as possibly congested, and a last one failed leaves the time not known).\n\n")
@@ -142,6 +142,7 @@ func Markdown(r *Results) string {
 			fmt.Fprintf(&b, "| %s | %gx | %s |\n", row.Mode, row.Multiplier, strings.Join(parts, ", "))
 		}
 	}
+	b.WriteString(Paired(r))
 	b.WriteString("\n![goodput and p99 setup latency against offered load](overload.png)\n\n")
 	b.WriteString("## Settings\n\n")
 	var any Settings
@@ -188,4 +189,56 @@ func Markdown(r *Results) string {
 	fmt.Fprintf(&b, "All: %d CICs, host send queue %d lines, %s host connections per side, hold %s. The configurations are in [configs/](configs/); the raw per-second reports in [raw/](raw/); everything in [results.json](results.json).\n",
 		any.CICs, any.QueueSize, r.Options["conns"], r.Options["hold"])
 	return b.String()
+}
+
+// Paired compares each mode's runs with control off's run of the same
+// round (the runs' order is the rounds'): how the machine ran drifts more
+// between rounds than the modes differ, and a median of each mode's runs
+// taken apart can put one mode's fast round beside another's slow one.
+// Empty without control off or repeated runs.
+func Paired(r *Results) string {
+	off := map[float64][]RunBrief{}
+	for _, row := range r.Rows {
+		if row.Mode == ModeOff && len(row.Runs) > 1 {
+			off[row.Multiplier] = row.Runs
+		}
+	}
+	var b strings.Builder
+	for _, row := range r.Rows {
+		o := off[row.Multiplier]
+		if row.Mode == ModeOff || len(o) == 0 || len(row.Runs) != len(o) {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\nEach mode against control off in the same round (shipped and off run one after the other in every round): goodput as a share of off's, and admitted p99 against off's.\n\n")
+			b.WriteString("| control | load | per round: goodput / off's (p99 ms against off's) | median share | rounds at or above off |\n|---|---|---|---|---|\n")
+		}
+		var parts []string
+		var shares []float64
+		atOrAbove := 0
+		for i, x := range row.Runs {
+			share := x.Goodput / max(o[i].Goodput, 1)
+			shares = append(shares, share)
+			if x.Goodput >= o[i].Goodput {
+				atOrAbove++
+			}
+			parts = append(parts, fmt.Sprintf("%.0f %% (%.0f against %.0f)", 100*share, x.P99MS, o[i].P99MS))
+		}
+		fmt.Fprintf(&b, "| %s | %gx | %s | %.0f %% | %d of %d |\n", row.Mode, row.Multiplier, strings.Join(parts, ", "), 100*medianOf(shares), atOrAbove, len(shares))
+	}
+	return b.String()
+}
+
+// medianOf is the median (of an even number, the mean of the middle two).
+func medianOf(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
