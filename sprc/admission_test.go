@@ -79,6 +79,8 @@ type sim struct {
 	// othersRefuse: refusals other than the admission's are expected (an
 	// ACL in force) and not counted.
 	othersRefuse bool
+	// afterTick, when set, is called after each tick of the controller.
+	afterTick func()
 }
 
 // newSim simulates a gateway whose own loop serves rate calls/s (own: true)
@@ -103,6 +105,9 @@ func (s *sim) run(load float64, d time.Duration) {
 		if s.step%10 == 0 {
 			s.f.c.Tick()
 			s.checkBounds()
+			if s.afterTick != nil {
+				s.afterTick()
+			}
 		}
 		if s.step%1000 == 0 {
 			st := s.f.c.Snapshot().Admission
@@ -582,6 +587,97 @@ func TestAdmissionFindsRoomTheGradientCannotSee(t *testing.T) {
 	}
 }
 
+// TestAdmissionProbeForRoomBacksOff: in a queue at its capacity (the
+// gateway's own loop at three times what it serves) no probe for room finds
+// any, and each doubles the wait before the next (4 s after the first, 2 s
+// into the overload, then 8 s, at most 16 s): the calls a raise holds wait
+// longer about a twelfth of the time, not a third. In the next overload the
+// backoff starts again from 2 s (the limit, cut for it, fell well below
+// where the last probe found no room).
+func TestAdmissionProbeForRoomBacksOff(t *testing.T) {
+	const rate = 1000
+	s := newSim(t, rate, 5*time.Millisecond, true)
+	var starts []time.Duration
+	var begin time.Time
+	probing := false
+	s.afterTick = func() {
+		l := (*s.f.c.adm.gates.Load())[s.pc]
+		if l == nil {
+			return
+		}
+		if now := l.up.left == upWindows; now && !probing {
+			starts = append(starts, s.f.now.Sub(begin))
+		}
+		probing = l.up.left > 0
+	}
+	overload := func() []time.Duration {
+		starts, begin = nil, s.f.now
+		s.run(3*rate, 60*time.Second)
+		var waits []time.Duration
+		for i := 1; i < len(starts); i++ {
+			// Between two starts: the probe's own windows, then the wait.
+			waits = append(waits, starts[i]-starts[i-1]-upWindows*Default.Admission.Window)
+		}
+		return waits
+	}
+	s.run(rate/2, 5*time.Second)
+	waits := overload()
+	s.expectCapacity(15, 65, rate)
+	if len(waits) < 3 {
+		t.Fatalf("%d probes for room in 60 s at 3x, want enough to see them back off (starts %v)\n%s", len(starts), starts, s.trace())
+	}
+	expectBackoff := func(waits []time.Duration) {
+		t.Helper()
+		for i, w := range waits {
+			want := min(2*upEvery<<i, upEveryMax)
+			// A probe starts on the first window closed after the wait.
+			if w < want || w > want+2*Default.Admission.Window {
+				t.Errorf("wait before probe %d: %v, want %v (waits %v)", i+2, w, want, waits)
+			}
+		}
+	}
+	expectBackoff(waits)
+	if n := len(starts); n > 8 {
+		t.Errorf("%d probes for room in 60 s, want at most 8 with the backoff", n)
+	}
+	s.run(rate/2, 10*time.Second)
+	// Without the reset the next overload's probes would wait 16 s each.
+	if waits := overload(); len(waits) < 3 {
+		t.Errorf("waits in the next overload %v, want the backoff from the start again", waits)
+	} else {
+		expectBackoff(waits)
+	}
+}
+
+// TestAdmissionProbeBackoffEndsWithTheOverload: once nothing was refused
+// for FirstProbe the overload is over, and a backoff it built up does not
+// delay the probes of the next one.
+func TestAdmissionProbeBackoffEndsWithTheOverload(t *testing.T) {
+	cfg := Default.Admission
+	l := newLimiter(&cfg, nil)
+	now := time.Unix(0, 0)
+	l.probed, l.up.every = true, upEveryMax
+	window := func() {
+		now = now.Add(cfg.Window)
+		l.started()
+		l.finished(10*time.Millisecond, true)
+		l.adjust(&cfg, now, true)
+	}
+	for range 5 {
+		l.refused.Add(1)
+		window()
+	}
+	if l.up.every != upEveryMax {
+		t.Fatalf("wait %v while refusing, want the backoff's %v kept", l.up.every, upEveryMax)
+	}
+	for range int(cfg.FirstProbe/cfg.Window) + 2 {
+		window()
+	}
+	if l.probed || l.up.every != upEvery {
+		t.Errorf("after %v without a refusal: probed %v, wait %v, want the overload over and %v", cfg.FirstProbe, l.probed, l.up.every, upEvery)
+	}
+}
+
 // TestAdmissionLevelClearsWhenOnlyAFarEndIsSlow: the gateway's own loop is
 // overloaded beside a far end that stays slow (three times what it
 // answers). Level 1 (alarm 0x16, ACL) is raised for the gateway's own
@@ -634,6 +730,9 @@ func TestAdmissionFirstProbeBounds(t *testing.T) {
 //     the probe's own.
 //   - The same at 65 ms before the raise: the baseline rises to no more
 //     than Target above the one measured (40 ms), not to 45 ms.
+//   - The rate rises by 42 % and the set-up time falls by 9 %: the server
+//     got faster during the probe (its capacity restored), and the 50 ms
+//     before it were its queue. The raise goes, the baseline stays.
 func TestAdmissionProbeForRoomKeepsOnlyServedRaises(t *testing.T) {
 	cfg := Default.Admission
 	window := func(rate float64, setup time.Duration) tally {
@@ -650,6 +749,7 @@ func TestAdmissionProbeForRoomKeepsOnlyServedRaises(t *testing.T) {
 		{"waiting", 50 * time.Millisecond, 62 * time.Millisecond, 11200, 1000, 20 * time.Millisecond},
 		{"served", 50 * time.Millisecond, 51 * time.Millisecond, 12500, 1250, 30 * time.Millisecond},
 		{"served, bounded", 65 * time.Millisecond, 65 * time.Millisecond, 12500, 1250, 40 * time.Millisecond},
+		{"faster server", 50 * time.Millisecond, 45500 * time.Microsecond, 14200, 1000, 20 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newLimiter(&cfg, nil)
