@@ -33,10 +33,10 @@ import (
 // set-up, a call is always admitted. FirstProbe into a run of refusals, and
 // then every Baseline, the baseline is probed (the limit at a quarter for
 // a drain of at least one set-up time and a window to measure, BBR's
-// ProbeRTT); after that, at most every 2 s while refusing with set-up
-// above the target, the room above the limit is probed (the limit a
-// quarter higher, kept when the completed rate rises with it, BBR's
-// ProbeBW). Cuts that halve the limit while the completed rate falls with
+// ProbeRTT); after that, while refusing with set-up above the target, the
+// room above the limit is probed (the limit a quarter higher, kept when the
+// completed rate rises with it, BBR's ProbeBW), 2 s after a probe that
+// found room and 4 to 16 s after one that found none. Cuts that halve the limit while the completed rate falls with
 // it and set-up stays slow are undone, the baseline taking the delay in: no
 // limit can shed it (futile). The overall limit moves with the highest
 // gradient of the destinations: it shrinks when all of them slow down (the

@@ -592,8 +592,8 @@ func TestAdmissionFindsRoomTheGradientCannotSee(t *testing.T) {
 // any, and each doubles the wait before the next (4 s after the first, 2 s
 // into the overload, then 8 s, at most 16 s): the calls a raise holds wait
 // longer about a twelfth of the time, not a third. In the next overload the
-// backoff starts again from 2 s (the limit, cut for it, fell well below
-// where the last probe found no room).
+// backoff starts again from 2 s (the 10 s at half the capacity between the
+// two ended the first overload).
 func TestAdmissionProbeForRoomBacksOff(t *testing.T) {
 	const rate = 1000
 	s := newSim(t, rate, 5*time.Millisecond, true)
@@ -605,7 +605,7 @@ func TestAdmissionProbeForRoomBacksOff(t *testing.T) {
 		if l == nil {
 			return
 		}
-		if now := l.up.left == upWindows; now && !probing {
+		if started := l.up.left == upWindows; started && !probing {
 			starts = append(starts, s.f.now.Sub(begin))
 		}
 		probing = l.up.left > 0
@@ -678,6 +678,30 @@ func TestAdmissionProbeBackoffEndsWithTheOverload(t *testing.T) {
 	}
 }
 
+// TestAdmissionProbeBackoffEndsWhenTheLimitFalls: a limit that fell a
+// quarter below where the last probe for room found none (the load or the
+// path changed) probes again 2 s after the last; one that fell less keeps
+// the backoff.
+func TestAdmissionProbeBackoffEndsWhenTheLimitFalls(t *testing.T) {
+	cfg := Default.Admission
+	for _, tc := range []struct {
+		limit float64
+		want  time.Duration
+	}{{70, upEvery}, {80, upEveryMax}} {
+		l := newLimiter(&cfg, nil)
+		now := time.Unix(100, 0)
+		l.probed, l.limit = true, tc.limit
+		l.up.every, l.up.noRoom = upEveryMax, 100
+		l.refused.Add(1)
+		l.started()
+		l.finished(40*time.Millisecond, true)
+		l.adjust(&cfg, now.Add(cfg.Window), true)
+		if l.up.every != tc.want {
+			t.Errorf("limit %.0f after a probe found no room above 100: wait %v, want %v", tc.limit, l.up.every, tc.want)
+		}
+	}
+}
+
 // TestAdmissionLevelClearsWhenOnlyAFarEndIsSlow: the gateway's own loop is
 // overloaded beside a far end that stays slow (three times what it
 // answers). Level 1 (alarm 0x16, ACL) is raised for the gateway's own
@@ -733,6 +757,8 @@ func TestAdmissionFirstProbeBounds(t *testing.T) {
 //   - The rate rises by 42 % and the set-up time falls by 9 %: the server
 //     got faster during the probe (its capacity restored), and the 50 ms
 //     before it were its queue. The raise goes, the baseline stays.
+//   - The rate rises with the raise and the set-up time falls by 4 %,
+//     within the noise allowed: served, kept.
 func TestAdmissionProbeForRoomKeepsOnlyServedRaises(t *testing.T) {
 	cfg := Default.Admission
 	window := func(rate float64, setup time.Duration) tally {
@@ -750,6 +776,7 @@ func TestAdmissionProbeForRoomKeepsOnlyServedRaises(t *testing.T) {
 		{"served", 50 * time.Millisecond, 51 * time.Millisecond, 12500, 1250, 30 * time.Millisecond},
 		{"served, bounded", 65 * time.Millisecond, 65 * time.Millisecond, 12500, 1250, 40 * time.Millisecond},
 		{"faster server", 50 * time.Millisecond, 45500 * time.Microsecond, 14200, 1000, 20 * time.Millisecond},
+		{"served, a little quicker", 50 * time.Millisecond, 48 * time.Millisecond, 12500, 1250, 30 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newLimiter(&cfg, nil)
