@@ -34,11 +34,17 @@ func TestEdgeRefusalFlood(t *testing.T) {
 		_, err := r.nc.Write([]byte(flood.String()))
 		errc <- err
 	}()
-	for seq := uint64(1); seq <= n; {
-		m, line := r.recv()
-		if m.Type == wire.TypeAlarm || m.Type == wire.TypeAlarmCleared {
-			continue // the admission's level, raised while it refuses
+	// The admission's level alarm (0x16) may be raised or cleared at any
+	// moment of the flood, also after its last nak: answers skip alarms.
+	recvAnswer := func() (wire.Message, string) {
+		for {
+			if m, line := r.recv(); m.Type != wire.TypeAlarm && m.Type != wire.TypeAlarmCleared {
+				return m, line
+			}
 		}
+	}
+	for seq := uint64(1); seq <= n; {
+		m, line := recvAnswer()
 		if m.Type != wire.TypeNak || m.Seq == nil || *m.Seq != seq || m.Status != wire.StatusOutboundCongestion || m.Name != wire.StatusOutboundCongestion.Name() {
 			t.Fatalf("answer %d: %s", seq, line)
 		}
@@ -47,18 +53,9 @@ func TestEdgeRefusalFlood(t *testing.T) {
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
-	// The admission's level alarm (0x16) may be raised or cleared at any
-	// moment of the flood, also after its last nak: skip alarms here too.
 	r.send(`{"type":"status","seq":99}`)
-	for {
-		m, line := r.recv()
-		if m.Type == wire.TypeAlarm || m.Type == wire.TypeAlarmCleared {
-			continue
-		}
-		if m.Type != wire.TypeAck || m.Seq == nil || *m.Seq != 99 {
-			t.Fatalf("status after the flood: %s", line)
-		}
-		break
+	if m, line := recvAnswer(); m.Type != wire.TypeAck || m.Seq == nil || *m.Seq != 99 {
+		t.Fatalf("status after the flood: %s", line)
 	}
 	after := a.srv.Metrics()
 	if after.QueueDrops != before.QueueDrops || len(after.Disconnects) != len(before.Disconnects) {

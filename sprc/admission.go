@@ -36,9 +36,9 @@ import (
 // ProbeRTT); after that, while refusing with set-up above the target, the
 // room above the limit is probed (the limit a quarter higher, kept when the
 // completed rate rises with it, BBR's ProbeBW), 2 s after a probe that
-// found room and 4 to 16 s after one that found none. Cuts that halve the limit while the completed rate falls with
-// it and set-up stays slow are undone, the baseline taking the delay in: no
-// limit can shed it (futile). The overall limit moves with the highest
+// found room and 4 to 16 s after one that found none. Cuts that halve the
+// limit while the completed rate falls with it and set-up stays slow are
+// undone, the baseline taking the delay in: no limit can shed it (futile). The overall limit moves with the highest
 // gradient of the destinations: it shrinks when all of them slow down (the
 // gateway is the bottleneck), not for one slow far end.
 
@@ -375,9 +375,10 @@ func (u *upProbe) ready(now time.Time) bool {
 	return u.filled == upWindows && now.Sub(u.at) >= max(u.every, upEvery)
 }
 
-// backOff doubles the wait after a probe that found no room above from.
-func (u *upProbe) backOff(from float64) {
-	u.every, u.noRoom = min(2*max(u.every, upEvery), upEveryMax), from
+// backOff doubles the wait after a probe that found no room above its
+// starting limit.
+func (u *upProbe) backOff() {
+	u.every, u.noRoom = min(2*max(u.every, upEvery), upEveryMax), u.from
 }
 
 // reset makes the next probe come upEvery after the last.
@@ -437,7 +438,7 @@ func (l *limiter) probeUp(cfg *AdmissionConfig, now time.Time, w tally, setup ti
 			return
 		}
 	}
-	u.backOff(u.from)
+	u.backOff()
 	l.limit = u.from
 	l.gate.limit.Store(int64(l.limit))
 }
