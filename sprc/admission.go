@@ -38,9 +38,10 @@ import (
 // completed rate rises with it, BBR's ProbeBW), 2 s after a probe that
 // found room and 4 to 16 s after one that found none. Cuts that halve the
 // limit while the completed rate falls with it and set-up stays slow are
-// undone, the baseline taking the delay in: no limit can shed it (futile). The overall limit moves with the highest
-// gradient of the destinations: it shrinks when all of them slow down (the
-// gateway is the bottleneck), not for one slow far end.
+// undone, the baseline taking the delay in: no limit can shed it (futile).
+// The overall limit moves with the highest gradient of the destinations: it
+// shrinks when all of them slow down (the gateway is the bottleneck), not
+// for one slow far end.
 
 // AdmissionConfig is the adaptive limit on calls in set-up.
 type AdmissionConfig struct {
