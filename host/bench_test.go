@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/isupgw/isupgw/host/client"
 	"github.com/isupgw/isupgw/host/wire"
+	"github.com/isupgw/isupgw/isup/stack"
 	"github.com/isupgw/isupgw/sprc"
 )
 
@@ -97,6 +99,64 @@ func BenchmarkRefusedOutseizeHost(b *testing.B) {
 	if m := r.roundTrip(`{"type":"hello","seq":0,"version":1,"token":"` + token + `"}`); m.Type != wire.TypeAck {
 		b.Fatalf("hello: %+v", m)
 	}
+	before := ga.g.Control.Snapshot().Refused[sprc.RefuseAdmission]
+	b.ReportAllocs()
+	b.ResetTimer()
+	pipelineRefused(b, r, `"status":12`)
+	b.StopTimer()
+	if got, share := ga.g.Control.Snapshot().Refused[sprc.RefuseAdmission]-before, ga.srv.Metrics().ShareRefused; got+share < uint64(b.N) {
+		b.Fatalf("the admission counted %d refusals and the share %d, of %d", got, share, b.N)
+	}
+}
+
+// BenchmarkNoCircuitOutseizeHost is BenchmarkRefusedOutseizeHost for the
+// refusal a flood meets most once the circuits bind: every circuit to the
+// destination is busy (here blocked), and each outseize is refused for want
+// of a circuit (0x0101) at the edge (go test ./host -run '^$' -bench
+// NoCircuitOutseizeHost -benchmem).
+func BenchmarkNoCircuitOutseizeHost(b *testing.B) {
+	ga, _ := startPair(b, pairOpts{circuits: 2})
+	caller := ga.dial(b, "tcp", client.Config{App: "bench"})
+	ga.g.Stack.Submit(stack.Maintenance{Op: stack.OpBlock, DPC: 2, CIC: 1})
+	ga.g.Stack.Submit(stack.Maintenance{Op: stack.OpBlock, DPC: 2, CIC: 2})
+	ctx := ctx10(b)
+	for {
+		_, err := caller.Outseize(ctx, client.Outseize{DPC: 2, Called: "4930123456"})
+		var nak *client.Nak
+		if errors.As(err, &nak) && nak.Status == wire.StatusNoCircuit {
+			break
+		}
+		if err == nil || ctx.Err() != nil {
+			b.Fatalf("blocking both circuits: outseize %v", err)
+		}
+	}
+	r := ga.raw(b, "tcp", nil)
+	if m := r.roundTrip(`{"type":"hello","seq":0,"version":1,"token":"` + token + `"}`); m.Type != wire.TypeAck {
+		b.Fatalf("hello: %+v", m)
+	}
+	refused := func() uint64 {
+		snap, err := ga.g.Stack.Inspect(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return snap.Stats.Refused[stack.StatusNoCircuit]
+	}
+	before := refused()
+	b.ReportAllocs()
+	b.ResetTimer()
+	pipelineRefused(b, r, fmt.Sprintf(`"status":%d`, wire.StatusNoCircuit))
+	b.StopTimer()
+	if got, share := refused()-before, ga.srv.Metrics().ShareRefused; got+share < uint64(b.N) {
+		b.Fatalf("the stack counted %d refusals for want of a circuit and the share %d, of %d", got, share, b.N)
+	}
+}
+
+// pipelineRefused writes b.N outseizes to DPC 2 on r in batches and reads
+// a nak with status (a JSON fragment) for each, skipping alarms. A few may
+// be refused for the host's share instead (0x0C), when the writer runs
+// ahead of the naks.
+func pipelineRefused(b *testing.B, r *rawConn, status string) {
+	b.Helper()
 	const batch = 256
 	var lines []byte
 	ends := make([]int, batch) // where each line ends
@@ -104,9 +164,6 @@ func BenchmarkRefusedOutseizeHost(b *testing.B) {
 		lines = fmt.Appendf(lines, `{"type":"outseize","seq":%d,"dpc":2,"called":"4930123456"}`+"\n", i+1)
 		ends[i] = len(lines)
 	}
-	before := ga.g.Control.Snapshot().Refused[sprc.RefuseAdmission]
-	b.ReportAllocs()
-	b.ResetTimer()
 	errc := make(chan error, 1)
 	go func() {
 		var err error
@@ -121,18 +178,14 @@ func BenchmarkRefusedOutseizeHost(b *testing.B) {
 			b.Fatal(err)
 		}
 		if bytes.Contains(line, []byte(`"type":"alarm"`)) {
-			continue // the admission's level, raised while it refuses
+			continue // e.g. the admission's level, raised while it refuses
 		}
-		if i++; !bytes.Contains(line, []byte(`"nak"`)) || !bytes.Contains(line, []byte(`"status":12`)) {
-			b.Fatalf("not a 0x0C nak: %s", line)
+		share := bytes.Contains(line, []byte(`"status":12`)) && bytes.Contains(line, []byte("its share"))
+		if i++; !bytes.Contains(line, []byte(`"nak"`)) || !bytes.Contains(line, []byte(status)) && !share {
+			b.Fatalf("not a nak with %s nor for the host's share: %s", status, line)
 		}
 	}
-	b.StopTimer()
 	if err := <-errc; err != nil {
 		b.Fatal(err)
-	}
-	// A few may be refused for the host's share instead (also 0x0C).
-	if got, share := ga.g.Control.Snapshot().Refused[sprc.RefuseAdmission]-before, ga.srv.Metrics().ShareRefused; got+share < uint64(b.N) {
-		b.Fatalf("the admission counted %d refusals and the share %d, of %d", got, share, b.N)
 	}
 }

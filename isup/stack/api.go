@@ -88,11 +88,25 @@ type Outseize struct {
 	// admitted: the edge admission (WithEdgeAdmission) already admitted it,
 	// so the loop does not ask AdmitOutgoing again.
 	admitted bool
-	// queued is told when it leaves the outbound queue (EdgeAdmission).
-	queued Queued
+	// queued is told when it leaves the outbound queue (EdgeAdmission);
+	// hunting is the peer whose queued count the edge's circuit check
+	// raised for it (edgeHunt), lowered then too.
+	queued  Queued
+	hunting *peerEdge
 	// screened: Screen applied the edge admission already, and the mark it
 	// left (admitted, queued) must not be counted twice.
 	screened bool
+}
+
+// leftQueue tells those that counted the outseize as queued at the edge
+// that it left the outbound queue (the loop took it, or it never went in).
+func (o Outseize) leftQueue() {
+	if o.queued != nil {
+		o.queued.Dequeued()
+	}
+	if o.hunting != nil {
+		o.hunting.queued.Add(-1)
+	}
 }
 
 // Alert sends ACM (with the given backward call indicators, or a default) for an

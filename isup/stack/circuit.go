@@ -1,6 +1,8 @@
 package stack
 
 import (
+	"sync/atomic"
+
 	"github.com/isupgw/isupgw/isup"
 	"github.com/isupgw/isupgw/mtp"
 )
@@ -82,7 +84,22 @@ type peer struct {
 	pausedGRAs map[uint16]*isup.GroupReset
 	running    uint32
 	timerSeq   [numTimers]uint32
+	// edge is what the edge reads without the loop (edgeHunt).
+	edge peerEdge
 }
+
+// peerEdge mirrors, for the edge's circuit check, what the loop alone may
+// read: how many circuits wait on the idle lists, whether the destination
+// can be reached, and how many outseizes the edge let through to it that
+// still wait in the outbound queue (each will hunt one of those circuits).
+type peerEdge struct {
+	idle, queued atomic.Int32
+	closed       atomic.Bool // MTP paused or the ISUP user part unavailable
+}
+
+// published mirrors the peer's reachability for the edge; called after
+// every change of available or userPart.
+func (pr *peer) published() { pr.edge.closed.Store(!pr.available || !pr.userPart) }
 
 // weControl applies the glare rule to a CIC.
 func weControl(g Group, own mtp.PointCode, cic uint16) bool {
@@ -113,6 +130,7 @@ func (c *core) buildCircuits() {
 		pr := &c.peers[pi]
 		pr.group = g
 		pr.available, pr.userPart = !c.cfg.AwaitResume, true
+		pr.published()
 		pr.idleCtl, pr.idleOth = idleList{-1, -1}, idleList{-1, -1}
 		pr.cicIndex = make([]int32, int(g.Variant.MaxCIC())+1)
 		for i := range pr.cicIndex {
@@ -167,6 +185,7 @@ func (c *core) refresh(ci int32) {
 	if in {
 		c.unlink(l, ci)
 		cc.flags &^= flagInIdle
+		pr.edge.idle.Add(-1)
 		return
 	}
 	cc.prev, cc.next = l.tail, -1
@@ -177,6 +196,7 @@ func (c *core) refresh(ci int32) {
 	}
 	l.tail = ci
 	cc.flags |= flagInIdle
+	pr.edge.idle.Add(1)
 }
 
 func (c *core) unlink(l *idleList, ci int32) {

@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/isupgw/isupgw/isup"
@@ -106,8 +107,10 @@ type core struct {
 	buf  [272]byte // largest ISUP message: 3 + 255 octets of parameters and more
 	// persist is called when the set of locally blocked circuits changed.
 	persist func()
-	// draining refuses new calls (graceful shutdown).
-	draining bool
+	// draining refuses new calls (graceful shutdown); drainingEdge mirrors
+	// it for the edge.
+	draining     bool
+	drainingEdge atomic.Bool
 	// relDiag names the unrecognised parameters of the REL being handled: the
 	// RLC reports them (cause 99) instead of a CFN.
 	relDiag []byte
@@ -359,6 +362,7 @@ func (c *core) request(r Request) {
 		c.maintenance(x)
 	case Drain:
 		c.draining = true
+		c.drainingEdge.Store(true)
 		c.result(x.Tag, 0, StatusOK, "", nil)
 	case ReleaseAll:
 		cause := x.Cause

@@ -180,3 +180,199 @@ func TestScreen(t *testing.T) {
 		t.Fatalf("screening a screened outseize again: %v, asked %d", st, asked)
 	}
 }
+
+// edgeStack is a Stack with two circuits whose loop the test drives by hand
+// (handleAll), recording its events.
+type edgeStack struct {
+	*Stack
+	t      *testing.T
+	events []Event
+}
+
+func newEdgeStack(t *testing.T, opts ...Option) *edgeStack {
+	t.Helper()
+	cfg := testConfig(isup.ITU)
+	cfg.Groups[0].CICs = []CICRange{{First: 1, Last: 2}}
+	e := &edgeStack{t: t}
+	s, err := New(cfg, func(*mtp.Message) error { return nil }, func(ev Event) { e.events = append(e.events, ev) }, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Stack = s
+	return e
+}
+
+// handleAll runs the loop over what waits in the outbound queue.
+func (e *edgeStack) handleAll() {
+	for len(e.outbound) > 0 {
+		e.handle(<-e.outbound)
+	}
+}
+
+// results takes the Results recorded since the last call.
+func (e *edgeStack) results() []Result {
+	var rs []Result
+	for _, ev := range e.events {
+		if r, ok := ev.(Result); ok {
+			rs = append(rs, r)
+		}
+	}
+	e.events = nil
+	return rs
+}
+
+// submit submits an outseize and reports whether the edge answered it
+// (with which status) or queued it.
+func (e *edgeStack) submit(o Outseize) (st Status, answered bool) {
+	e.t.Helper()
+	before := len(e.outbound)
+	e.Submit(o)
+	if len(e.outbound) > before {
+		return 0, false
+	}
+	rs := e.results()
+	if len(rs) != 1 {
+		e.t.Fatalf("%+v neither queued nor answered once: %+v", o, rs)
+	}
+	return rs[0].Status, true
+}
+
+func called() isup.CalledPartyNumber {
+	p, err := isup.NewCalledPartyNumber(isup.NAINational, isup.NPIISDN, "4930123456")
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// The edge refuses for want of a circuit (0x0101) an outseize the loop would
+// refuse for that, counting the circuits the outseizes it let through will
+// take, and leaves to the loop whatever the loop's earlier checks decide: a
+// CIC asked for, no called digits, a destination not configured or
+// paused, draining. A circuit freed serves the next outseize.
+func TestEdgeRefusesForWantOfACircuit(t *testing.T) {
+	e := newEdgeStack(t)
+	to := Outseize{DPC: peerPC, Called: called()}
+	for i := range 2 {
+		if st, answered := e.submit(to); answered {
+			t.Fatalf("outseize %d of 2 circuits answered at the edge: %v", i+1, st)
+		}
+	}
+	// Both circuits are idle, but the two queued outseizes will take them.
+	if st, answered := e.submit(to); !answered || st != StatusNoCircuit {
+		t.Fatalf("a third outseize behind two queued, 2 circuits: answered %v, %v", answered, st)
+	}
+	e.handleAll()
+	rs := e.results()
+	if len(rs) != 2 || rs[0].Status != StatusOK || rs[1].Status != StatusOK {
+		t.Fatalf("the queued outseizes: %+v", rs)
+	}
+	if st, answered := e.submit(to); !answered || st != StatusNoCircuit {
+		t.Fatalf("both circuits busy: answered %v, %v", answered, st)
+	}
+	if got := e.snapshot().Stats.Refused[StatusNoCircuit]; got != 2 {
+		t.Fatalf("refusals for want of a circuit counted %d, want 2", got)
+	}
+	// The loop's earlier checks decide these, as they would without the edge.
+	for _, c := range []struct {
+		o    Outseize
+		want Status
+	}{
+		{Outseize{DPC: peerPC, Called: called(), HasCIC: true, CIC: 1}, StatusCircuitUnavailable},
+		{Outseize{DPC: peerPC}, StatusBadRequest},
+		{Outseize{DPC: 99, Called: called()}, StatusUnknownDestination},
+		{Outseize{Route: "nowhere", Called: called()}, StatusUnknownDestination},
+	} {
+		if st, answered := e.submit(c.o); answered {
+			t.Fatalf("%+v answered at the edge: %v", c.o, st)
+		}
+		e.handleAll()
+		if rs := e.results(); len(rs) != 1 || rs[0].Status != c.want {
+			t.Fatalf("%+v: %+v, want %v", c.o, rs, c.want)
+		}
+	}
+	// The caller releases one call; once its RLC comes, the circuit serves
+	// the next outseize, by route as by point code.
+	freed := rs[0].CIC
+	e.Submit(Release{Call: rs[0].Call})
+	e.handleAll()
+	e.results()
+	e.handle(item{msg: rlcFrom(t, freed)})
+	if st, answered := e.submit(Outseize{Route: "b", Called: called()}); answered {
+		t.Fatalf("a circuit freed, yet refused at the edge: %v", st)
+	}
+	e.handleAll()
+	if rs := e.results(); len(rs) != 1 || rs[0].Status != StatusOK || rs[0].CIC != freed {
+		t.Fatalf("the freed circuit: %+v", rs)
+	}
+	// A paused destination is the loop's to refuse, as unavailable.
+	e.handle(item{ev: mtp.Pause{PC: peerPC}})
+	e.events = nil
+	if st, answered := e.submit(to); answered {
+		t.Fatalf("paused destination answered at the edge: %v", st)
+	}
+	e.handleAll()
+	if rs := e.results(); len(rs) != 1 || rs[0].Status != StatusDestinationUnavailable {
+		t.Fatalf("paused destination: %+v", rs)
+	}
+	e.handle(item{ev: mtp.Resume{PC: peerPC}})
+	e.events = nil
+	e.Submit(Drain{})
+	e.handleAll()
+	e.results()
+	if st, answered := e.submit(to); answered {
+		t.Fatalf("draining, answered at the edge: %v", st)
+	}
+	e.handleAll()
+	if rs := e.results(); len(rs) != 1 || rs[0].Status != StatusShuttingDown {
+		t.Fatalf("draining: %+v", rs)
+	}
+}
+
+func rlcFrom(t *testing.T, cic uint16) mtp.Message {
+	t.Helper()
+	b, err := isup.Marshal(&isup.ReleaseComplete{Circuit: isup.Circuit{CIC: cic}}, isup.ITU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mtp.Message{Label: mtp.Label{OPC: peerPC, DPC: ownPC, SI: 5, NI: 2}, Payload: b}
+}
+
+// The admission decides first, as in the loop: a call it refuses is refused
+// for that with every circuit busy, and one it let through (counting it as
+// queued) that then finds no circuit is told it left the queue.
+func TestEdgeAdmissionBeforeCircuits(t *testing.T) {
+	q := &queuedCount{}
+	decide := func(dpc mtp.PointCode, route string) (Status, bool, Queued) {
+		if route == "refuse" {
+			return StatusOutboundCongestion, true, nil
+		}
+		q.n++
+		return StatusOK, false, q
+	}
+	e := newEdgeStack(t, WithEdgeAdmission(decide))
+	for range 2 {
+		e.submit(Outseize{Route: "b", Called: called()})
+	}
+	e.handleAll()
+	e.results()
+	if q.n != 0 {
+		t.Fatalf("queued %d after the loop took both", q.n)
+	}
+	if st, _ := e.submit(Outseize{Route: "refuse", Called: called()}); st != StatusOutboundCongestion {
+		t.Fatalf("admission refusal with every circuit busy: %v", st)
+	}
+	if st, _ := e.submit(Outseize{Route: "b", Called: called()}); st != StatusNoCircuit {
+		t.Fatalf("admitted, every circuit busy: %v", st)
+	}
+	if q.n != 0 {
+		t.Fatalf("an outseize refused for want of a circuit left the admission's queued count at %d", q.n)
+	}
+	// Screen, as the host API calls it, refuses the same way without a Result.
+	if _, st := e.Screen(Outseize{Route: "b", Called: called()}); st != StatusNoCircuit {
+		t.Fatalf("Screen, every circuit busy: %v", st)
+	}
+	if len(e.events) != 0 || q.n != 0 {
+		t.Fatalf("Screen's refusal: events %+v, queued %d", e.events, q.n)
+	}
+}

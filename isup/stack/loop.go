@@ -277,8 +277,8 @@ func (s *Stack) handle(it item) {
 	case it.fn != nil:
 		it.fn(c)
 	case it.req != nil:
-		if o, ok := it.req.(Outseize); ok && o.queued != nil {
-			o.queued.Dequeued()
+		if o, ok := it.req.(Outseize); ok {
+			o.leftQueue()
 		}
 		now := s.now()
 		s.outWait.Store(int64(now.Sub(s.epoch) - it.at))
@@ -317,8 +317,8 @@ func (s *Stack) SubmitContext(ctx context.Context, r Request) error {
 	case s.outbound <- item{req: r, at: s.now().Sub(s.epoch)}:
 		return nil
 	case <-ctx.Done():
-		if o, ok := r.(Outseize); ok && o.queued != nil {
-			o.queued.Dequeued()
+		if o, ok := r.(Outseize); ok {
+			o.leftQueue()
 		}
 		return ctx.Err()
 	}
@@ -327,9 +327,6 @@ func (s *Stack) SubmitContext(ctx context.Context, r Request) error {
 // edge applies the edge admission to an outseize: refused reports that its
 // Result was sent already.
 func (s *Stack) edge(r Request) (_ Request, refused bool) {
-	if s.edgeAdmit == nil {
-		return r, false
-	}
 	o, ok := r.(Outseize)
 	if !ok || o.screened {
 		return r, false
@@ -350,26 +347,79 @@ func (s *Stack) edge(r Request) (_ Request, refused bool) {
 // Result is sent); what passes (StatusOK) carries the edge's decision and
 // is to be submitted as returned, which does not apply the edge again.
 func (s *Stack) Screen(o Outseize) (Outseize, Status) {
-	if s.edgeAdmit == nil || o.screened {
+	if o.screened {
 		return o, StatusOK
 	}
-	st, decided, q := s.edgeAdmit(o.DPC, o.Route)
-	switch {
-	case !decided:
-		o.queued = q // nil when the edge leaves it to the loop untouched
-	case st == StatusOK:
-		o.admitted = true
-	case st < edgeCounted:
-		s.edgeCount[st].Add(1)
-		return o, st
-	default:
-		s.edgeMu.Lock()
-		s.edgeRefused[st]++
-		s.edgeMu.Unlock()
-		return o, st
+	if s.edgeAdmit != nil {
+		st, decided, q := s.edgeAdmit(o.DPC, o.Route)
+		switch {
+		case !decided:
+			o.queued = q // nil when the edge leaves it to the loop untouched
+		case st == StatusOK:
+			o.admitted = true
+		default:
+			return o, s.refusedAtEdge(st)
+		}
+	}
+	// After the admission, as in the loop (outseize): a call the admission
+	// refuses is refused for that, whatever the circuits.
+	if pe, ok := s.core.edgeHunt(o); !ok {
+		o.leftQueue() // the admission counted it as queued
+		return o, s.refusedAtEdge(StatusNoCircuit)
+	} else if pe != nil {
+		o.hunting = pe
 	}
 	o.screened = true
 	return o, StatusOK
+}
+
+// refusedAtEdge counts a refusal the edge gives and returns its status.
+func (s *Stack) refusedAtEdge(st Status) Status {
+	if st < edgeCounted {
+		s.edgeCount[st].Add(1)
+		return st
+	}
+	s.edgeMu.Lock()
+	s.edgeRefused[st]++
+	s.edgeMu.Unlock()
+	return st
+}
+
+// edgeHunt is the loop's hunt (outseize) checked at the edge, without the
+// loop: under a flood most outseizes find every circuit busy, and refusing
+// them here (0x0101) spares each a trip through the outbound queue and the
+// loop, which the calls that hold the circuits need. It refuses (ok false)
+// only an outseize the loop would refuse for want of a circuit: one that
+// hunts (no CIC asked), passes the loop's earlier checks (a destination
+// configured and reachable, not draining, called digits, no continuity
+// check), and finds no idle circuit that the outseizes let through before
+// it, still queued, will not take. What it lets hunt is counted in the
+// peer's queued (pe) until it leaves the queue; anything else (pe nil) the
+// loop decides. Circuits freed meanwhile serve the next outseize: under a
+// flood one follows within microseconds, and without one nothing is lost.
+func (c *core) edgeHunt(o Outseize) (pe *peerEdge, ok bool) {
+	if o.HasCIC || o.Called.Digits.Len() == 0 || c.drainingEdge.Load() {
+		return nil, true
+	}
+	if cc := o.NatureOfConnection.ContinuityCheck(); cc == 1 || cc == 2 {
+		return nil, true
+	}
+	p, found := c.peerByPC[o.DPC] // both maps are built once, before the loop runs
+	if o.Route != "" {
+		p, found = c.peerByName[o.Route]
+	}
+	if !found {
+		return nil, true
+	}
+	pe = &c.peers[p].edge
+	if pe.closed.Load() {
+		return nil, true
+	}
+	if pe.idle.Load() <= pe.queued.Load() {
+		return nil, false
+	}
+	pe.queued.Add(1) // checked, then counted: a few may pass over, which the loop refuses exactly
+	return pe, true
 }
 
 // Probe sends a marker through a queue; done gets the time it waited, from the

@@ -14,6 +14,7 @@ func (c *core) mtpEvent(e mtp.Event) {
 			pr := &c.peers[p]
 			if pr.available {
 				pr.available = false
+				pr.published()
 				c.emit(Alarm{Kind: AlarmDestinationUnavailable, PC: pr.group.DPC, Text: "MTP pause: destination unreachable"})
 				c.releaseUnanswered(p)
 			}
@@ -25,6 +26,7 @@ func (c *core) mtpEvent(e mtp.Event) {
 				return
 			}
 			pr.available = true
+			pr.published()
 			c.emit(Alarm{Kind: AlarmDestinationUnavailable, PC: pr.group.DPC, Cleared: true, Text: "MTP resume"})
 			c.repeatLostRELs(p)
 			c.repeatPausedGRAs(p)
@@ -44,6 +46,7 @@ func (c *core) mtpEvent(e mtp.Event) {
 		pr := &c.peers[p]
 		if pr.userPart {
 			pr.userPart = false
+			pr.published()
 			c.emit(Alarm{Kind: AlarmDestinationUnavailable, PC: pr.group.DPC, Text: "ISUP user part unavailable"})
 		}
 		// An inaccessible user part is tested with UPT every T4; an unequipped one
@@ -120,6 +123,7 @@ func (c *core) eachPeerCovered(pc mtp.PointCode, mask uint8, f func(p int)) {
 func (c *core) userPartAvailable(p int) {
 	pr := &c.peers[p]
 	pr.userPart = true
+	pr.published()
 	c.stopPeerTimer(p, tT4)
 	c.emit(Alarm{Kind: AlarmDestinationUnavailable, PC: pr.group.DPC, Cleared: true, Text: "ISUP user part available"})
 }
