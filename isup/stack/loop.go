@@ -324,8 +324,8 @@ func (s *Stack) SubmitContext(ctx context.Context, r Request) error {
 	}
 }
 
-// edge applies the edge admission to an outseize: refused reports that its
-// Result was sent already.
+// edge applies the edge's checks (Screen) to an outseize: refused reports
+// that its Result was sent already.
 func (s *Stack) edge(r Request) (_ Request, refused bool) {
 	o, ok := r.(Outseize)
 	if !ok || o.screened {
@@ -339,8 +339,9 @@ func (s *Stack) edge(r Request) (_ Request, refused bool) {
 	return o, false
 }
 
-// Screen applies the edge admission to an outseize before it is submitted,
-// for a caller that answers a refusal itself: the host API, for which a
+// Screen applies the edge's checks to an outseize before it is submitted:
+// the edge admission (if any), then the circuits (edgeHunt). It serves a
+// caller that answers a refusal itself: the host API, for which a
 // refused outseize, the work the gateway does most under overload, then
 // costs no bookkeeping of a pending request and no Result through the sink.
 // A refusal is counted as the edge counts it and its status returned (no
