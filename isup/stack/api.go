@@ -98,6 +98,14 @@ type Outseize struct {
 	screened bool
 }
 
+// asksContinuity reports whether the IAM would ask for a continuity check
+// on this circuit or say one was performed on a previous circuit (nature of
+// connection indicators 1 or 2), which the loop refuses.
+func (o Outseize) asksContinuity() bool {
+	cc := o.NatureOfConnection.ContinuityCheck()
+	return cc == 1 || cc == 2
+}
+
 // leftQueue tells those that counted the outseize as queued at the edge
 // that it left the outbound queue (the loop took it, or it never went in).
 func (o Outseize) leftQueue() {

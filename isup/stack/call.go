@@ -82,7 +82,7 @@ func (c *core) outseize(r Outseize) {
 		c.result(r.Tag, 0, StatusBadRequest, "called party number has no digits", r.Owner)
 		return
 	}
-	if cc := r.NatureOfConnection.ContinuityCheck(); cc == 1 || cc == 2 {
+	if r.asksContinuity() {
 		// An IAM saying "continuity check required on this circuit" or "performed
 		// on a previous circuit" makes the far end wait for a COT (Q.764 §2.1.8,
 		// T8), and the gateway has no tone path to test nor any COT to send.

@@ -335,7 +335,7 @@ func rlcFrom(t *testing.T, cic uint16) mtp.Message {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return mtp.Message{Label: mtp.Label{OPC: peerPC, DPC: ownPC, SI: 5, NI: 2}, Payload: b}
+	return mtp.Message{Label: fromPeer, Payload: b}
 }
 
 // The admission decides first, as in the loop: a call it refuses is refused

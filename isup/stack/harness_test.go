@@ -26,6 +26,9 @@ type sentMsg struct {
 
 const ownPC, peerPC mtp.PointCode = 1, 2
 
+// fromPeer is the routing label of what the peer sends.
+var fromPeer = mtp.Label{OPC: peerPC, DPC: ownPC, SI: 5, NI: 2}
+
 func testConfig(v isup.Variant) Config {
 	return Config{OPC: ownPC, NI: 2, Groups: []Group{{Name: "b", DPC: peerPC, Variant: v, CICs: []CICRange{{First: 1, Last: 31}}}}}
 }
@@ -58,7 +61,7 @@ func (h *harness) recv(m isup.Message) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	h.c.receive(mtp.Label{OPC: peerPC, DPC: ownPC, SI: 5, NI: 2}, b)
+	h.c.receive(fromPeer, b)
 }
 
 func (h *harness) advance(d time.Duration) {
@@ -130,13 +133,7 @@ func (h *harness) expectEvents(want string) []Event {
 	return got
 }
 
-func (h *harness) called() isup.CalledPartyNumber {
-	p, err := isup.NewCalledPartyNumber(isup.NAINational, isup.NPIISDN, "4930123456")
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return p
-}
+func (h *harness) called() isup.CalledPartyNumber { return called() }
 
 // outseize places a call and returns its ID and CIC.
 func (h *harness) outseize(r Outseize) (CallID, uint16) {

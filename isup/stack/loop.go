@@ -399,10 +399,7 @@ func (s *Stack) refusedAtEdge(st Status) Status {
 // loop decides. Circuits freed meanwhile serve the next outseize: under a
 // flood one follows within microseconds, and without one nothing is lost.
 func (c *core) edgeHunt(o Outseize) (pe *peerEdge, ok bool) {
-	if o.HasCIC || o.Called.Digits.Len() == 0 || c.drainingEdge.Load() {
-		return nil, true
-	}
-	if cc := o.NatureOfConnection.ContinuityCheck(); cc == 1 || cc == 2 {
+	if o.HasCIC || o.Called.Digits.Len() == 0 || o.asksContinuity() || c.drainingEdge.Load() {
 		return nil, true
 	}
 	p, found := c.peerByPC[o.DPC] // both maps are built once, before the loop runs
