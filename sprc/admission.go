@@ -36,9 +36,10 @@ import (
 // ProbeRTT); after that, while refusing with set-up above the target, the
 // room above the limit is probed (the limit a quarter higher, kept when the
 // completed rate rises with it, BBR's ProbeBW), 2 s after a probe that
-// found room and 4 to 16 s after one that found none. Cuts that halve the
-// limit while the completed rate falls with it and set-up stays slow are
-// undone, the baseline taking the delay in: no limit can shed it (futile).
+// found room and 4 to 16 s after one that found none. Cuts that take a
+// quarter of the limit while the completed rate falls with them and set-up
+// does not are undone, the baseline taking the delay in: no limit can shed
+// it (futile).
 // The overall limit moves with the highest gradient of the destinations: it
 // shrinks when all of them slow down (the gateway is the bottleneck), not
 // for one slow far end.
@@ -114,13 +115,12 @@ type limiter struct {
 	calmSince  time.Time
 	drainUntil time.Time
 	up         upProbe
-	// cutFrom is where the limit stood before its last run of cuts
-	// (lastLimit: the limit the last window found); rate follows the
-	// completed rate (a quarter of each window's); slow counts the windows
-	// since the limit halved with set-up still slow, from a window with
-	// slowLimit and slowRate (futile).
-	cutFrom, lastLimit, rate, slowLimit, slowRate float64
-	slow                                          int
+	// rate and setupAvg follow the completed rate and the set-up time (a
+	// quarter of each window's); slow is the run of windows with set-up
+	// above the target that cuts are judged over (futile).
+	rate     float64
+	setupAvg time.Duration
+	slow     slowRun
 	// Alarm 0x1C (slowAlarm): farSince is the first of the windows in a
 	// row that refused with the gateway's own queue quick (zero: the last
 	// window did not); alarmed since alarmSince; lastRefusal is the last
@@ -253,14 +253,12 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 		// the overload brings, which the baseline learnt before it
 		// underestimates when that load slows the path itself (the
 		// flood's refusals and the far end taking the machine's CPUs):
-		// with that baseline, a delay between Target and 1.5 Target above
-		// it, too small for the futile-cut rule, would sink the limit and
-		// goodput with it. The first probe comes FirstProbe into an
-		// overload, then one every Baseline.
-		l.probe, l.probeFrom, l.probed = 2, l.limit, true
-		l.drainUntil = now.Add(setup)
-		l.limit = max(l.limit/4, float64(cfg.MinLimit))
-		l.gate.limit.Store(int64(l.limit))
+		// with that baseline, a delay above Target, which no limit can
+		// shed, would cut the limit and goodput with it (by a quarter,
+		// until the futile-cut rule undid it). The first probe comes
+		// FirstProbe into an overload, then one every Baseline.
+		l.probed = true
+		l.probeBaseline(cfg, now, l.limit, setup)
 		return refused, 0, false
 	}
 	base := l.base.observe(setup, now, !refused, cfg.Baseline)
@@ -275,8 +273,9 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 		l.base.relearn(setup, now)
 		l.atMinSince = time.Time{}
 	}
-	if l.futile(cfg, now, setup, base, rate) {
-		return refused, 0, true
+	if from, ok := l.futile(cfg, now, setup, base, rate); ok {
+		l.probeBaseline(cfg, now, from, setup)
+		return refused, 0, false
 	}
 	l.room = room{target: rate * (base + cfg.Target).Seconds(), burst: rate * (base + stallAllowance).Seconds()}
 	g = min(max(float64(base+cfg.Target)/float64(max(setup, 1)), 0.5), 2)
@@ -298,6 +297,18 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 	}
 	l.apply(cfg, g, peak, own && l.standing, l.room)
 	return refused, g, true
+}
+
+// probeBaseline starts a baseline probe: the limit at a quarter until the
+// calls admitted before it are answered (at least one window and one
+// set-up time), then one window whose set-up time becomes the baseline,
+// then the limit at from.
+func (l *limiter) probeBaseline(cfg *AdmissionConfig, now time.Time, from float64, setup time.Duration) {
+	l.probe, l.probeFrom = 2, from
+	l.drainUntil = now.Add(setup)
+	l.limit = max(from/4, float64(cfg.MinLimit))
+	l.gate.limit.Store(int64(l.limit))
+	l.slow = slowRun{}
 }
 
 // The probe for room above the limit, as BBR's ProbeBW probes for
@@ -444,55 +455,80 @@ func (l *limiter) probeUp(cfg *AdmissionConfig, now time.Time, w tally, setup ti
 	l.gate.limit.Store(int64(l.limit))
 }
 
-// futile reports (and undoes) cuts that did not shorten the set-up time.
-// A queue that works at its capacity goes on completing at that rate while
-// the limit is cut, and its set-up time falls with the calls in set-up
-// (Little's law: set-up = calls in set-up / rate); a server whose capacity
-// fell completes at its new rate however the limit then moves. When
-// instead the set-up time stays above baseline + 1.5 Target with the limit
-// at half of where its run of cuts began, and while the limit goes on
-// falling the rate of set-ups completed falls with it, the delay is
-// one no limit can shed (a slower path, the machine's CPUs taken by other
-// work): the cuts only cut goodput, and without this the limit would sink
-// to its minimum until the baseline is relearnt a whole Baseline period
-// later. The baseline takes the delay in (less half the target, in case
-// part of it was a queue) and the limit goes back to where the futile cuts
-// began: the queueing allowed on top stays Target.
-func (l *limiter) futile(cfg *AdmissionConfig, now time.Time, setup, base time.Duration, rate float64) bool {
-	// The rate of one window is noisy (a window holds few set-up times
-	// when they are long): compare smoothed rates.
+// futile reports cuts that did not shorten the set-up time, and the limit
+// they began from. A queue that works at its capacity goes on completing at
+// that rate while the limit is cut, and its set-up time falls with the
+// calls in set-up (Little's law: set-up = calls in set-up / rate). When
+// instead, over a run of windows with set-up above baseline + Target, the
+// limit fell by futileCut or more from its highest in the run and the
+// completed rate fell by at least half as much while the set-up time fell
+// by less than half as much from its highest, the calls were not queued:
+// the delay is one no limit can shed (a slower path, the machine's CPUs
+// taken by other work, a gateway that does more per CPU second with more
+// calls in set-up), and the cuts only cut goodput. The baseline is then
+// measured again at once (a baseline probe, after which the limit goes
+// back to its highest in the run): the probe's set-up time, with a quarter
+// of the calls in set-up and the queue drained, is the path's as it now
+// is. Measured, not guessed from the slow windows (their set-up time less
+// half the target, as this rule did up to 602cdd2): a guess takes in
+// whatever queueing those windows held, and judged at a quarter with that
+// guess the limit grew from 1000 to 6700 in a 3x overload on the benchmark,
+// past its 4000 circuits (results/notes.md). It is judged
+// at a quarter, not later: every cut below that costs goodput in
+// proportion for as long as it stands (results/notes.md: a limit cut from
+// 1500 to 900 took the rate from 35000 to 22000 calls/s at the same set-up
+// time). A run is judged no sooner than futileAfter after it began, once
+// the calls admitted before the cuts were answered, and a run whose cuts
+// worked is judged again from where they brought it.
+func (l *limiter) futile(cfg *AdmissionConfig, now time.Time, setup, base time.Duration, rate float64) (from float64, ok bool) {
+	// A window's rate and set-up time are noisy (a window holds few
+	// set-ups when they are long): compare smoothed ones.
 	if l.rate == 0 {
-		l.rate = rate
+		l.rate, l.setupAvg = rate, setup
 	}
 	l.rate += (rate - l.rate) / 4
-	falling := l.limit < l.lastLimit
-	l.lastLimit = l.limit
-	switch {
-	case !falling && l.slow == 0:
-		l.cutFrom = l.limit
-		return false
-	case l.limit > l.cutFrom/2 || 2*setup <= 2*base+3*cfg.Target:
-		l.slow = 0
-		return false
+	l.setupAvg += (setup - l.setupAvg) / 4
+	if l.setupAvg <= base+cfg.Target {
+		l.slow = slowRun{}
+		return 0, false
 	}
-	if l.slow++; l.slow == 1 {
-		l.slowLimit, l.slowRate = l.limit, l.rate
+	r := &l.slow
+	if r.since.IsZero() || l.limit >= r.limit {
+		*r = slowRun{since: now, limit: l.limit, rate: l.rate, setup: l.setupAvg}
+		return 0, false
 	}
-	if l.limit > 0.8*l.slowLimit {
-		return false // not cut enough yet to tell
+	r.rate, r.setup = max(r.rate, l.rate), max(r.setup, l.setupAvg)
+	cut := 1 - l.limit/r.limit
+	if cut < futileCut || now.Sub(r.since) < futileAfter {
+		return 0, false
 	}
-	// Measured from the first slow window the limit fell by a fifth or
-	// more: did the rate fall by at least half as much (it lags the limit
-	// by a set-up time)?
-	if 1-l.rate/l.slowRate < (1-l.limit/l.slowLimit)/2 {
-		l.slow = 0 // it did not: a queue, the cuts work
-		return false
+	rateFell := 1 - l.rate/r.rate
+	setupFell := 1 - float64(l.setupAvg)/float64(r.setup)
+	if rateFell < cut/2 || setupFell >= cut/2 {
+		// The cuts work: a queue. Later cuts are judged from here.
+		*r = slowRun{since: now, limit: l.limit, rate: l.rate, setup: l.setupAvg}
+		return 0, false
 	}
-	l.base.relearn(max(setup-cfg.Target/2, base), now)
-	l.limit, l.atMinSince, l.slow = l.cutFrom, time.Time{}, 0
-	l.gate.limit.Store(int64(l.limit))
-	return true
+	l.atMinSince = time.Time{}
+	return r.limit, true
 }
+
+// slowRun is a run of windows with set-up above the target (futile): when
+// it began (or was judged last) and the highest limit, smoothed rate and
+// smoothed set-up time since.
+type slowRun struct {
+	since       time.Time
+	limit, rate float64
+	setup       time.Duration
+}
+
+// futileCut is the share of the limit a run of cuts must have taken before
+// it is judged (a variable for the tests of the other rules); futileAfter
+// the least time the run must have lasted (a few set-up times, for the
+// calls admitted before the cuts to be answered).
+var futileCut = 0.25
+
+const futileAfter = time.Second
 
 // apply moves the limit by a gradient; own says a standing queue in the
 // gateway's own queue is the slow part; r is the room the last window

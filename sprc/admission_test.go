@@ -563,15 +563,17 @@ func TestAdmissionRateOverTheWindowsRealLength(t *testing.T) {
 // TestAdmissionFindsRoomTheGradientCannotSee: under a 3x overload of a far
 // end (20000 calls/s), after the first baseline probe, its path becomes
 // 25 ms slower for every call (a longer route; its capacity unchanged). That
-// is more than the target above the baseline, so the gradient cuts, and
-// less than the futile-cut rule's 1.5 target, so no rule undoes the cuts:
-// before the probe for room the limit sank, and goodput with it, until the
-// next baseline probe 30 s later. The probe for room raises the limit by a
-// quarter, sees the rate of answered calls rise with it (the calls added
-// were answered side by side, not queued), takes the longer set-up into
-// the baseline and keeps the room: goodput is back at the capacity within
-// seconds, with the far end's queue bounded.
+// is more than the target above the baseline, so the gradient cuts. With
+// the futile-cut rule out of the way (it would undo the cuts first:
+// TestAdmissionUndoesCutsThatDoNotPay), the limit sinks and goodput with
+// it until the probe for room raises the limit by a quarter, sees the rate
+// of answered calls rise with it (the calls added were answered side by
+// side, not queued), takes the longer set-up into the baseline and keeps
+// the room: goodput is back at the capacity within seconds, with the far
+// end's queue bounded, not after the next baseline probe 30 s later.
 func TestAdmissionFindsRoomTheGradientCannotSee(t *testing.T) {
+	defer func(c float64) { futileCut = c }(futileCut)
+	futileCut = 2 // never: a cut takes at most the whole limit
 	const rate = 20000
 	slowerPath(t, rate, 3, 10*time.Millisecond, 35*time.Millisecond, 7*time.Second, 22*time.Second, 16)
 
@@ -585,6 +587,31 @@ func TestAdmissionFindsRoomTheGradientCannotSee(t *testing.T) {
 	if lim := capped.f.c.Snapshot().Admission.Destinations[capped.pc].Limit; lim != 400 {
 		t.Errorf("limit %d with a maximum of 400, want the maximum\n%s", lim, capped.trace())
 	}
+}
+
+// TestAdmissionUndoesCutsThatDoNotPay: under a 3x overload of a far end
+// (20000 calls/s), its path becomes 25 ms slower for every call. The
+// gradient cuts, the completed rate falls with the limit and the set-up
+// time does not: the cuts only cut goodput. They are undone once they took
+// a quarter of the limit, so goodput never falls below 80 % of the
+// capacity in any second and is back at it within 3 s, with the far end's
+// queue bounded. (Judged at half the limit, as before, goodput fell to
+// 58 % and took 7 s to come back.)
+func TestAdmissionUndoesCutsThatDoNotPay(t *testing.T) {
+	const rate = 20000
+	s := newSim(t, rate, 10*time.Millisecond, false)
+	s.run(rate/2, 3*time.Second)
+	s.run(3*rate, 7*time.Second)
+	s.expectCapacity(6, 10, rate)
+	s.srv.prop = 35 * time.Millisecond
+	s.run(3*rate, 10*time.Second)
+	for i := 10; i < 20; i++ {
+		if c := s.secs[i].completed; c < 0.8*rate {
+			t.Errorf("second %d: %d calls completed, want at least 80 %% of %d\n%s", i, c, rate, s.trace())
+			break
+		}
+	}
+	s.expectCapacity(13, 20, rate)
 }
 
 // TestAdmissionProbeForRoomBacksOff: in a queue at its capacity (the
