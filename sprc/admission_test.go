@@ -596,7 +596,7 @@ func TestAdmissionFindsRoomTheGradientCannotSee(t *testing.T) {
 // a quarter of the limit, so goodput never falls below 80 % of the
 // capacity in any second and is back at it within 3 s, with the far end's
 // queue bounded. (Judged at half the limit, as before, goodput fell to
-// 58 % and took 7 s to come back.)
+// 58 % and took 8 s to come back.)
 func TestAdmissionUndoesCutsThatDoNotPay(t *testing.T) {
 	const rate = 20000
 	s := newSim(t, rate, 10*time.Millisecond, false)
