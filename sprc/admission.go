@@ -36,10 +36,10 @@ import (
 // ProbeRTT); after that, while refusing with set-up above the target, the
 // room above the limit is probed (the limit a quarter higher, kept when the
 // completed rate rises with it, BBR's ProbeBW), 2 s after a probe that
-// found room and 4 to 16 s after one that found none. Cuts that take a
-// quarter of the limit while the completed rate falls with them and set-up
-// does not are undone, the baseline taking the delay in: no limit can shed
-// it (futile).
+// found room and 4 to 16 s after one that found none. Cuts under which
+// the completed rate follows the limit down and set-up does not fall are
+// undone and the baseline is probed: no limit can shed that delay
+// (futile).
 // The overall limit moves with the highest gradient of the destinations: it
 // shrinks when all of them slow down (the gateway is the bottleneck), not
 // for one slow far end.
@@ -115,11 +115,11 @@ type limiter struct {
 	calmSince  time.Time
 	drainUntil time.Time
 	up         upProbe
-	// rate and setupAvg follow the completed rate and the set-up time (a
-	// quarter of each window's); slow is the run of windows with set-up
+	// setupAvg follows the set-up time (a quarter of each window's), last
+	// holds the last three windows; slow is the run of windows with set-up
 	// above the target that cuts are judged over (futile).
-	rate     float64
 	setupAvg time.Duration
+	last     [3]tally
 	slow     slowRun
 	// Alarm 0x1C (slowAlarm): farSince is the first of the windows in a
 	// row that refused with the gateway's own queue quick (zero: the last
@@ -254,7 +254,7 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 		// underestimates when that load slows the path itself (the
 		// flood's refusals and the far end taking the machine's CPUs):
 		// with that baseline, a delay above Target, which no limit can
-		// shed, would cut the limit and goodput with it (by a quarter,
+		// shed, would cut the limit and goodput with it (by about 30 %,
 		// until the futile-cut rule undid it). The first probe comes
 		// FirstProbe into an overload, then one every Baseline.
 		l.probed = true
@@ -273,7 +273,8 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 		l.base.relearn(setup, now)
 		l.atMinSince = time.Time{}
 	}
-	if from, ok := l.futile(cfg, now, setup, base, rate); ok {
+	if from, ok := l.futile(cfg, now, setup, base, w); ok {
+		l.probed = true // the baseline of this overload is measured: no first probe after it
 		l.probeBaseline(cfg, now, from, setup)
 		return refused, 0, false
 	}
@@ -458,55 +459,78 @@ func (l *limiter) probeUp(cfg *AdmissionConfig, now time.Time, w tally, setup ti
 // futile reports cuts that did not shorten the set-up time, and the limit
 // they began from. A queue that works at its capacity goes on completing at
 // that rate while the limit is cut, and its set-up time falls with the
-// calls in set-up (Little's law: set-up = calls in set-up / rate). When
-// instead, over a run of windows with set-up above baseline + Target, the
-// limit fell by futileCut or more from its highest in the run and the
-// completed rate fell by at least half as much while the set-up time fell
-// by less than half as much from its highest, the calls were not queued:
-// the delay is one no limit can shed (a slower path, the machine's CPUs
-// taken by other work, a gateway that does more per CPU second with more
-// calls in set-up), and the cuts only cut goodput. The baseline is then
-// measured again at once (a baseline probe, after which the limit goes
-// back to its highest in the run): the probe's set-up time, with a quarter
-// of the calls in set-up and the queue drained, is the path's as it now
-// is. Measured, not guessed from the slow windows (their set-up time less
-// half the target, as this rule did up to 602cdd2): a guess takes in
-// whatever queueing those windows held, and judged at a quarter with that
-// guess the limit grew from 1000 to 6700 in a 3x overload on the benchmark,
-// past its 4000 circuits (results/notes.md). It is judged
-// at a quarter, not later: every cut below that costs goodput in
+// calls in set-up (Little's law: set-up = calls in set-up / rate). Over a
+// run of windows with set-up above baseline + Target, once the limit stands
+// futileCut below its highest in the run, the rate (over the last three
+// windows) and the smoothed set-up time are taken; when the limit has
+// fallen a further futileFurther, at least futileAfter later, and the rate
+// fell by at least half that further cut while the set-up time fell by
+// less than half of it, the rate follows the limit: the calls were not
+// queued, the delay is one no limit can shed (a slower path, the machine's
+// CPUs taken by other work, a gateway that does more per CPU second with
+// more calls in set-up), and the cuts only cut goodput. The rate is taken
+// after the first cuts, not at the run's highest, because a server whose
+// capacity fell brings the rate down before the cuts come, and then keeps
+// it there while they drain its queue: compared with the rate before, its
+// cuts would look futile (TestAdmissionCapacityDropIsNotAFutileCut).
+//
+// The baseline is then measured again at once (a baseline probe, after
+// which the limit goes back to its highest in the run): the probe's set-up
+// time, with a quarter of the calls in set-up and the queue drained, is the
+// path's as it now is. Measured, not guessed from the slow windows (their
+// set-up time less half the target, as this rule did up to 602cdd2): a
+// guess takes in whatever queueing those windows held, and judged early
+// with that guess the limit grew from 1000 to 6700 in a 3x overload on the
+// benchmark, past its 4000 circuits (results/notes.md). It is judged early
+// (the old rule waited for the limit to halve): every cut costs goodput in
 // proportion for as long as it stands (results/notes.md: a limit cut from
 // 1570 to 920 took the rate from 35500 to 22500 calls/s, the set-up time
-// from 30 to 28 ms). A run is judged no sooner than futileAfter after it began, once
-// the calls admitted before the cuts were answered, and a run whose cuts
-// worked is judged again from where they brought it.
-func (l *limiter) futile(cfg *AdmissionConfig, now time.Time, setup, base time.Duration, rate float64) (from float64, ok bool) {
-	// A window's rate and set-up time are noisy (a window holds few
-	// set-ups when they are long): compare smoothed ones.
-	if l.rate == 0 {
-		l.rate, l.setupAvg = rate, setup
+// from 30 to 28 ms). A run whose cuts worked is judged again from where
+// they brought it.
+func (l *limiter) futile(cfg *AdmissionConfig, now time.Time, setup, base time.Duration, w tally) (from float64, ok bool) {
+	// A window's set-up time is noisy (a window holds few set-ups when
+	// they are long): the run follows a smoothed one, and the rate over
+	// the last three windows.
+	if l.setupAvg == 0 {
+		l.setupAvg = setup
 	}
-	l.rate += (rate - l.rate) / 4
 	l.setupAvg += (setup - l.setupAvg) / 4
+	copy(l.last[:], l.last[1:])
+	l.last[len(l.last)-1] = w
+	var recent tally
+	for _, x := range l.last {
+		recent = recent.plus(x)
+	}
+	rate := recent.rate()
 	if l.setupAvg <= base+cfg.Target {
 		l.slow = slowRun{}
 		return 0, false
 	}
 	r := &l.slow
 	if r.since.IsZero() || l.limit >= r.limit {
-		*r = slowRun{since: now, limit: l.limit, rate: l.rate, setup: l.setupAvg}
+		*r = slowRun{since: now, limit: l.limit}
 		return 0, false
 	}
-	r.rate, r.setup = max(r.rate, l.rate), max(r.setup, l.setupAvg)
-	cut := 1 - l.limit/r.limit
-	if cut < futileCut || now.Sub(r.since) < futileAfter {
+	if 1-l.limit/r.limit < futileCut {
+		r.cutAt = time.Time{}
 		return 0, false
 	}
-	rateFell := 1 - l.rate/r.rate
-	setupFell := 1 - float64(l.setupAvg)/float64(r.setup)
-	if rateFell < cut/2 || setupFell >= cut/2 {
+	if r.cutAt.IsZero() {
+		// The cuts took a quarter: from here on, does the rate follow
+		// the limit down? A capacity that fell brought the rate down
+		// before the cuts, and it stays there while they go on.
+		r.cutAt, r.cutLimit, r.cutRate, r.cutSetup = now, l.limit, rate, l.setupAvg
+		return 0, false
+	}
+	further := 1 - l.limit/r.cutLimit
+	if further < futileFurther || now.Sub(r.cutAt) < futileAfter {
+		return 0, false
+	}
+	rateFell := 1 - rate/r.cutRate
+	setupFell := 1 - float64(l.setupAvg)/float64(r.cutSetup)
+	if rateFell < further/2 || setupFell >= further/2 {
 		// The cuts work: a queue. Later cuts are judged from here.
-		*r = slowRun{since: now, limit: l.limit, rate: l.rate, setup: l.setupAvg}
+		*r = slowRun{since: now, limit: l.limit}
 		return 0, false
 	}
 	l.atMinSince = time.Time{}
@@ -514,21 +538,26 @@ func (l *limiter) futile(cfg *AdmissionConfig, now time.Time, setup, base time.D
 }
 
 // slowRun is a run of windows with set-up above the target (futile): when
-// it began (or was judged last) and the highest limit, smoothed rate and
-// smoothed set-up time since.
+// it began (or was judged last) and the highest limit since; from cutAt on
+// (zero: not yet) the limit stands futileCut below that, and cutLimit,
+// cutRate and cutSetup are the limit, rate and smoothed set-up time then.
 type slowRun struct {
-	since       time.Time
-	limit, rate float64
-	setup       time.Duration
+	since, cutAt             time.Time
+	limit, cutLimit, cutRate float64
+	cutSetup                 time.Duration
 }
 
 // futileCut is the share of the limit a run of cuts must have taken before
-// it is judged (a variable for the tests of the other rules); futileAfter
-// the least time the run must have lasted (a few set-up times, for the
-// calls admitted before the cuts to be answered).
-var futileCut = 0.25
+// the rate is taken (a variable for the tests of the other rules);
+// futileFurther the further share over which the rate is watched, and
+// futileAfter the least time that takes (a few set-up times, for the calls
+// admitted before the cuts to be answered).
+var futileCut = 0.15
 
-const futileAfter = time.Second
+const (
+	futileFurther = 0.15
+	futileAfter   = 300 * time.Millisecond
+)
 
 // apply moves the limit by a gradient; own says a standing queue in the
 // gateway's own queue is the slow part; r is the room the last window
