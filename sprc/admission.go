@@ -257,7 +257,6 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 		// shed, would cut the limit and goodput with it (by about 30 %,
 		// until the futile-cut rule undid it). The first probe comes
 		// FirstProbe into an overload, then one every Baseline.
-		l.probed = true
 		l.probeBaseline(cfg, now, l.limit, setup)
 		return refused, 0, false
 	}
@@ -274,7 +273,6 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 		l.atMinSince = time.Time{}
 	}
 	if from, ok := l.futile(cfg, now, setup, base, w); ok {
-		l.probed = true // the baseline of this overload is measured: no first probe after it
 		l.probeBaseline(cfg, now, from, setup)
 		return refused, 0, false
 	}
@@ -303,9 +301,10 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 // probeBaseline starts a baseline probe: the limit at a quarter until the
 // calls admitted before it are answered (at least one window and one
 // set-up time), then one window whose set-up time becomes the baseline,
-// then the limit at from.
+// then the limit at from. It counts as this overload's probe (probed): no
+// first probe follows it.
 func (l *limiter) probeBaseline(cfg *AdmissionConfig, now time.Time, from float64, setup time.Duration) {
-	l.probe, l.probeFrom = 2, from
+	l.probe, l.probeFrom, l.probed = 2, from, true
 	l.drainUntil = now.Add(setup)
 	l.limit = max(from/4, float64(cfg.MinLimit))
 	l.gate.limit.Store(int64(l.limit))
@@ -507,8 +506,8 @@ func (l *limiter) futile(cfg *AdmissionConfig, now time.Time, setup, base time.D
 		return 0, false
 	}
 	r := &l.slow
-	if r.since.IsZero() || l.limit >= r.limit {
-		*r = slowRun{since: now, limit: l.limit}
+	if l.limit >= r.limit { // a new run (limit zero: none yet), or the limit back up
+		*r = slowRun{limit: l.limit}
 		return 0, false
 	}
 	if 1-l.limit/r.limit < futileCut {
@@ -516,7 +515,7 @@ func (l *limiter) futile(cfg *AdmissionConfig, now time.Time, setup, base time.D
 		return 0, false
 	}
 	if r.cutAt.IsZero() {
-		// The cuts took a quarter: from here on, does the rate follow
+		// The cuts took futileCut: from here on, does the rate follow
 		// the limit down? A capacity that fell brought the rate down
 		// before the cuts, and it stays there while they go on.
 		r.cutAt, r.cutLimit, r.cutRate, r.cutSetup = now, l.limit, rate, l.setupAvg
@@ -530,19 +529,20 @@ func (l *limiter) futile(cfg *AdmissionConfig, now time.Time, setup, base time.D
 	setupFell := 1 - float64(l.setupAvg)/float64(r.cutSetup)
 	if rateFell < further/2 || setupFell >= further/2 {
 		// The cuts work: a queue. Later cuts are judged from here.
-		*r = slowRun{since: now, limit: l.limit}
+		*r = slowRun{limit: l.limit}
 		return 0, false
 	}
 	l.atMinSince = time.Time{}
 	return r.limit, true
 }
 
-// slowRun is a run of windows with set-up above the target (futile): when
-// it began (or was judged last) and the highest limit since; from cutAt on
-// (zero: not yet) the limit stands futileCut below that, and cutLimit,
-// cutRate and cutSetup are the limit, rate and smoothed set-up time then.
+// slowRun is a run of windows with set-up above the target (futile): the
+// highest limit since it began or was last judged (zero: no run); from
+// cutAt on (zero: not yet) the limit stands futileCut below that, and
+// cutLimit, cutRate and cutSetup are the limit, rate and smoothed set-up
+// time then.
 type slowRun struct {
-	since, cutAt             time.Time
+	cutAt                    time.Time
 	limit, cutLimit, cutRate float64
 	cutSetup                 time.Duration
 }

@@ -619,9 +619,9 @@ func TestAdmissionUndoesCutsThatDoNotPay(t *testing.T) {
 // loop). The rate falls at once, before the cuts: the futile-cut rule must
 // not take that for cuts that did not pay. Its cuts drain the queue, so the
 // set-up time falls and the rule leaves them: the queue wait stays within
-// 1.5 x the target afterwards, as it did before the rule judged at a
-// quarter (judged from the rate before the drop, it restored the old limit
-// and the wait rose to 39-46 ms until the next baseline probe).
+// 1.5 x the target afterwards, as it did with the rule of 602cdd2 (at
+// 8c47c87, judged from the rate before the drop, the rule restored the old
+// limit and the wait rose to 39-46 ms until the next baseline probe).
 func TestAdmissionCapacityDropIsNotAFutileCut(t *testing.T) {
 	for _, own := range []bool{false, true} {
 		t.Run(fmt.Sprintf("own=%v", own), func(t *testing.T) {
