@@ -114,7 +114,10 @@ type limiter struct {
 	probed     bool
 	calmSince  time.Time
 	drainUntil time.Time
-	up         upProbe
+	// restored: the limit went back up in this window at the end of a
+	// baseline probe (admissionTick makes room for it overall).
+	restored bool
+	up       upProbe
 	// setupAvg follows the set-up time (a quarter of each window's), last
 	// holds the last three windows; slow is the run of windows with set-up
 	// above the target that cuts are judged over (futile).
@@ -224,7 +227,7 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 	case 1: // drained: this window's set-up is the baseline at this load
 		l.probe, l.lastSeen = 0, now
 		l.base.relearn(setup, now)
-		l.limit = l.probeFrom
+		l.limit, l.restored = l.probeFrom, true
 		l.gate.limit.Store(int64(l.limit))
 		return refused, 0, false
 	}
@@ -847,13 +850,21 @@ func (c *Controller) admissionTick(now time.Time) {
 		all.apply(cfg, best, peak, !a.farEnd && standing, rm)
 	}
 	for _, l := range *a.gates.Load() {
-		// The overall limit must not hide the room a destination probes:
-		// it has room for that destination's raised limit beside the calls
-		// the others have in set-up.
-		if need := float64(all.inSetup.Load()-l.inSetup.Load()) + l.limit; l.up.left > 0 && all.limit < need {
+		// The overall limit must not hide the room a destination probes,
+		// nor the limit a baseline probe gives back to it: it has room for
+		// that destination's limit beside the calls the others have in
+		// set-up. The overall limit moves with the destinations'
+		// gradients, so it took the same cuts; when the futile-cut rule
+		// undoes a destination's, the overall limit, left where they
+		// brought it, would go on refusing what the destination admits
+		// (results/notes.md: with one destination, 14-22k calls/s against
+		// 27-33k before, for the last 19 s of a 5x overload, every call
+		// refused 0x0C by the overall limit).
+		if need := float64(all.inSetup.Load()-l.inSetup.Load()) + l.limit; (l.up.left > 0 || l.restored) && all.limit < need {
 			all.limit = min(need, float64(cfg.MaxLimit))
 			all.gate.limit.Store(int64(all.limit))
 		}
+		l.restored = false
 	}
 	own := refused && !a.farEnd
 	before := c.outboundLevel()

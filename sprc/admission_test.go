@@ -614,6 +614,51 @@ func TestAdmissionUndoesCutsThatDoNotPay(t *testing.T) {
 	s.expectCapacity(13, 20, rate)
 }
 
+// TestAdmissionOverallLimitMakesRoomForARestoredLimit: the overall limit
+// took the same cuts as the destination's (it moves with the destinations'
+// gradients). When a baseline probe gives the destination its limit back
+// (the futile-cut rule undoing cuts that did not pay, in the case of
+// TestAdmissionUndoesCutsThatDoNotPay), the overall limit must have room
+// for it in the same window; left where the cuts brought it, it refused
+// what the destination admitted (results/notes.md, the 5x trace at
+// 51e8fed).
+func TestAdmissionOverallLimitMakesRoomForARestoredLimit(t *testing.T) {
+	const rate = 20000
+	s := newSim(t, rate, 10*time.Millisecond, false)
+	start := s.f.now
+	restores, futile := 0, 0
+	prevProbe, lastLimit, before := 0, int64(0), int64(0)
+	s.afterTick = func() {
+		l := (*s.f.c.adm.gates.Load())[s.pc]
+		if l == nil {
+			return
+		}
+		limit := l.gate.limit.Load()
+		switch {
+		case prevProbe == 0 && l.probe == 2:
+			before = lastLimit // the limit the cuts had brought it to
+		case prevProbe == 1 && l.probe == 0:
+			restores++
+			if limit > before {
+				futile++ // back above where the probe began: cuts undone
+			}
+			all := s.f.c.adm.all.Load()
+			if need := all.inSetup.Load() - l.inSetup.Load() + limit; all.gate.limit.Load() < need {
+				t.Errorf("at %v the destination's limit went back to %d, the overall limit is %d with %d calls of others in set-up",
+					s.f.now.Sub(start), limit, all.gate.limit.Load(), all.inSetup.Load()-l.inSetup.Load())
+			}
+		}
+		prevProbe, lastLimit = l.probe, limit
+	}
+	s.run(rate/2, 3*time.Second)
+	s.run(3*rate, 7*time.Second)
+	s.srv.prop = 35 * time.Millisecond
+	s.run(3*rate, 10*time.Second)
+	if futile == 0 {
+		t.Fatalf("no baseline probe gave back cuts (%d probes ended): the case is not tested\n%s", restores, s.trace())
+	}
+}
+
 // TestAdmissionCapacityDropIsNotAFutileCut: under a 3x overload the
 // server's capacity falls to a quarter (a far end's, and the gateway's own
 // loop). The rate falls at once, before the cuts: the futile-cut rule must
