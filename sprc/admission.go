@@ -118,11 +118,10 @@ type limiter struct {
 	// baseline probe (admissionTick makes room for it overall).
 	restored bool
 	up       upProbe
-	// setupAvg follows the set-up time (a quarter of each window's), last
-	// holds the last three windows; slow is the run of windows with set-up
-	// above the target that cuts are judged over (futile).
+	// setupAvg follows the set-up time (a quarter of each window's); slow
+	// is the run of windows with set-up above the target that cuts are
+	// judged over (futile).
 	setupAvg time.Duration
-	last     [3]tally
 	slow     slowRun
 	// Alarm 0x1C (slowAlarm): farSince is the first of the windows in a
 	// row that refused with the gateway's own queue quick (zero: the last
@@ -275,7 +274,7 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 		l.base.relearn(setup, now)
 		l.atMinSince = time.Time{}
 	}
-	if from, ok := l.futile(cfg, now, setup, base, w); ok {
+	if from, ok := l.futile(cfg, now, setup, base); ok {
 		l.probeBaseline(cfg, now, from, setup)
 		return refused, 0, false
 	}
@@ -384,6 +383,14 @@ func (u *upProbe) push(w tally) {
 	u.filled = min(u.filled+1, upWindows)
 }
 
+// last is what the last n windows pushed measured together.
+func (u *upProbe) last(n int) (t tally) {
+	for _, x := range u.recent[upWindows-n:] {
+		t = t.plus(x)
+	}
+	return t
+}
+
 // ready reports whether a probe may start: a full history, and the wait
 // since the last one ended (or none yet: at is zero).
 func (u *upProbe) ready(now time.Time) bool {
@@ -417,10 +424,7 @@ func (l *limiter) probeUp(cfg *AdmissionConfig, now time.Time, w tally, setup ti
 	if u.left > 0 {
 		return
 	}
-	var before tally
-	for _, x := range u.recent {
-		before = before.plus(x)
-	}
+	before := u.last(upWindows)
 	// The next probe compares with windows after this one.
 	u.at, u.filled = now, 0
 	if !doubled && u.during.n > 0 && before.n > 0 {
@@ -489,21 +493,15 @@ func (l *limiter) probeUp(cfg *AdmissionConfig, now time.Time, w tally, setup ti
 // 1570 to 920 took the rate from 35500 to 22500 calls/s, the set-up time
 // from 30 to 28 ms). A run whose cuts worked is judged again from where
 // they brought it.
-func (l *limiter) futile(cfg *AdmissionConfig, now time.Time, setup, base time.Duration, w tally) (from float64, ok bool) {
+func (l *limiter) futile(cfg *AdmissionConfig, now time.Time, setup, base time.Duration) (from float64, ok bool) {
 	// A window's set-up time is noisy (a window holds few set-ups when
 	// they are long): the run follows a smoothed one, and the rate over
-	// the last three windows.
+	// the last three windows (those the probe for room keeps).
 	if l.setupAvg == 0 {
 		l.setupAvg = setup
 	}
 	l.setupAvg += (setup - l.setupAvg) / 4
-	copy(l.last[:], l.last[1:])
-	l.last[len(l.last)-1] = w
-	var recent tally
-	for _, x := range l.last {
-		recent = recent.plus(x)
-	}
-	rate := recent.rate()
+	rate := l.up.last(3).rate()
 	if l.setupAvg <= base+cfg.Target {
 		l.slow = slowRun{}
 		return 0, false
