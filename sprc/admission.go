@@ -35,11 +35,12 @@ import (
 // a drain of at least one set-up time and a window to measure, BBR's
 // ProbeRTT); after that, while refusing with set-up above the target, the
 // room above the limit is probed (the limit a quarter higher, kept when the
-// completed rate rises with it, BBR's ProbeBW), 2 s after a probe that
-// found room and 4 to 16 s after one that found none. Cuts under which
-// the completed rate follows the limit down and set-up does not fall are
-// undone and the baseline is probed: no limit can shed that delay
-// (futile).
+// completed rate rises with it, BBR's ProbeBW, or rises by less while
+// set-up stays within a budget of twice Target above the baseline), 2 s
+// after a probe that found room and 4 to 16 s after one that found none.
+// Cuts under which the completed rate follows the limit down and set-up
+// does not fall are undone and the baseline is probed: no limit can shed
+// that delay (futile).
 // The overall limit moves with the highest gradient of the destinations: it
 // shrinks when all of them slow down (the gateway is the bottleneck), not
 // for one slow far end.
@@ -332,6 +333,14 @@ func (l *limiter) probeBaseline(cfg *AdmissionConfig, now time.Time, from float6
 // (results/notes.md: between 900 and 1500 calls in set-up at the same 30 ms,
 // 24-28k against 36-42k calls/s).
 //
+// A raise also stays when it paid: the rate rose by at least a fifth of it
+// and the probe's set-up time stays within the budget, Target above the
+// baseline measured on top of Target (at most twice Target of queueing).
+// The probe's own set-up time becomes what the target allows. That is the
+// path that does more per second with more calls in set-up, whose set-up
+// time grows all the way: more calls cost set-up time and buy goodput,
+// and within the budget they are worth it.
+//
 // Each probe holds a quarter more calls in set-up for a second, and in a
 // queue at its capacity they only wait: probing every upEvery, the calls
 // waited longer a third of the time, which shows in the p99 set-up time.
@@ -429,21 +438,35 @@ func (l *limiter) probeUp(cfg *AdmissionConfig, now time.Time, w tally, setup ti
 	u.at, u.filled = now, 0
 	if !doubled && u.during.n > 0 && before.n > 0 {
 		duringSetup, beforeSetup := u.during.mean(), before.mean()
-		// Served side by side: the rate rose with the limit (by at least
-		// 40 % of the raise) and the set-up time did not (by at most half
-		// of it). In a queue the rate stays and the set-up time takes the
-		// whole raise (Little's law); a rate that rose by noise alone while
-		// the calls added waited is refused by the second test.
-		//
+		rose := u.during.rate() / before.rate()
 		// Nor may the set-up time fall (by more than a twentieth): more
 		// calls in set-up cannot shorten it, side by side or queued, so a
 		// shorter set-up with a higher rate says the server got faster
 		// during the probe (a capacity restored), and the set-up time
 		// before the raise was its queue, not its path.
-		served := u.during.rate() >= before.rate()*(1+0.4*(upGain-1)) &&
-			duringSetup <= beforeSetup+time.Duration(float64(beforeSetup)*0.5*(upGain-1)) &&
-			duringSetup >= beforeSetup-beforeSetup/20
-		if served {
+		faster := duringSetup < beforeSetup-beforeSetup/20
+		// Served side by side: the rate rose with the limit (by at least
+		// 40 % of the raise) and the set-up time did not (by at most half
+		// of it). In a queue the rate stays and the set-up time takes the
+		// whole raise (Little's law); a rate that rose by noise alone while
+		// the calls added waited is refused by the second test.
+		served := !faster && rose >= 1+0.4*(upGain-1) &&
+			duringSetup <= beforeSetup+time.Duration(float64(beforeSetup)*0.5*(upGain-1))
+		// Paid: the rate rose by at least a fifth of the raise, short of
+		// served (by less, or with the set-up time rising more), and the
+		// probe's set-up time stays within the budget (Target above the
+		// baseline last measured, on top of Target: twice Target of
+		// queueing at most). A path that does more per second with more
+		// calls in set-up (a loop, a transport and host connections whose
+		// turns and writes carry more messages each) trades set-up time
+		// for goodput all the way up, with no knee the gradient could find
+		// (results/notes.md: at 5x, goodput fell from 31180 to 22231
+		// calls/s under cuts that left the p99 at 110 ms). Up to the
+		// budget such raises are worth their set-up time.
+		budget := l.base.measured + 2*cfg.Target
+		paid := !faster && rose >= 1+0.2*(upGain-1) && duringSetup <= budget
+		switch {
+		case served:
 			// The set-up time before the raise becomes what the target
 			// allows, not the probe's own, which holds the raise's
 			// waiting: taken in, it would let each probe ratchet the
@@ -453,6 +476,12 @@ func (l *limiter) probeUp(cfg *AdmissionConfig, now time.Time, w tally, setup ti
 			// for room take in stays bounded until the next baseline
 			// probe measures the path again.
 			l.base.raise(min(beforeSetup-cfg.Target, l.base.measured+cfg.Target), now)
+			u.reset()
+			return
+		case paid:
+			// The probe's own set-up time becomes what the target allows,
+			// so that the gradient keeps the raise: the budget bounds it.
+			l.base.raise(duringSetup-cfg.Target, now)
 			u.reset()
 			return
 		}
