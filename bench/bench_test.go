@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -326,6 +327,33 @@ func TestChildEnvReachesTheProcess(t *testing.T) {
 		}
 		if c.want != "" && got != "gomaxprocs="+c.want {
 			t.Errorf("procs %d: the child says %q, want gomaxprocs=%s", c.procs, got, c.want)
+		}
+	}
+}
+
+// TestMachineSpeed: the CPUs' speed is measured (some megabytes a second),
+// each run's is carried into its row's runs as a share of the start's, and
+// results.md lists it beside the run's goodput.
+func TestMachineSpeed(t *testing.T) {
+	if s := cpuSpeed(); !(s > 0) || math.IsInf(s, 0) {
+		t.Fatalf("CPU speed %v MB/s", s)
+	}
+	if got := speedShare(450, 500); got != 90 {
+		t.Errorf("share of 450 in 500: %v %%, want 90", got)
+	}
+	if got := speedShare(450, 0); got != 0 {
+		t.Errorf("share without a reference: %v, want 0 (not known)", got)
+	}
+	row := median([]Row{{Goodput: 30, P99MS: 95, SpeedBefore: 97, SpeedAfter: 88}, {Goodput: 10, SpeedBefore: 60, SpeedAfter: 61}, {Goodput: 20}})
+	if row.Runs[0].SpeedBefore != 97 || row.Runs[0].SpeedAfter != 88 || row.Runs[1].SpeedBefore != 60 {
+		t.Fatalf("runs %+v", row.Runs)
+	}
+	row.Mode, row.Multiplier = ModeShipped, 3
+	res := &Results{Capacity: 1000, Rows: []Row{row}, Options: map[string]string{"repeat": "3"}, Machine: Machine{SpeedMBs: 512}}
+	md := Markdown(res)
+	for _, want := range []string{"| shipped | 3x | 30 (95; 97 / 88 %), 10 (0; 60 / 61 %)", "| CPU speed at the start (SHA-256 on every CPU at once) | 512 MB/s |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("results.md lacks %q:\n%s", want, md)
 		}
 	}
 }

@@ -58,6 +58,11 @@ type Row struct {
 	Samples  int     `json:"metrics_samples"`
 	KeptUp   bool    `json:"generator_kept_up"`
 	MaxLagMS float64 `json:"generator_max_lag_ms"`
+	// SpeedBefore and SpeedAfter are the CPUs' speed right before and
+	// after the run, in percent of the speed at the bench's start (0: not
+	// measured).
+	SpeedBefore float64 `json:"machine_speed_before_pct,omitempty"`
+	SpeedAfter  float64 `json:"machine_speed_after_pct,omitempty"`
 	// Runs: with --repeat, each run's goodput and p99 (the row is the run
 	// with the median goodput).
 	Runs []RunBrief `json:"runs,omitempty"`
@@ -65,8 +70,10 @@ type Row struct {
 
 // RunBrief is one run of a repeated row.
 type RunBrief struct {
-	Goodput float64 `json:"goodput_per_s"`
-	P99MS   float64 `json:"admitted_p99_ms"`
+	Goodput     float64 `json:"goodput_per_s"`
+	P99MS       float64 `json:"admitted_p99_ms"`
+	SpeedBefore float64 `json:"machine_speed_before_pct,omitempty"`
+	SpeedAfter  float64 `json:"machine_speed_after_pct,omitempty"`
 }
 
 // Results is everything a run found.
@@ -114,6 +121,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 			"warm": o.Warm.String(), "overload": o.Overload.String(), "recover": o.Recover.String(), "repeat": fmt.Sprint(max(1, o.Repeat)),
 			"search_control": string(o.SearchMode), "gomaxprocs": procsLabel(o.childGOMAXPROCS())}}
 	res.Machine = Describe()
+	res.Machine.SpeedMBs = cpuSpeed()
 	logf("bench: %s; GOMAXPROCS of each process it starts: %s", res.Machine.Line(), res.Options["gomaxprocs"])
 	tmp, err := os.MkdirTemp("", "isupgw-bench-")
 	if err != nil {
@@ -181,7 +189,8 @@ func overloads(ctx context.Context, o *Options, res *Results, modes []Mode, tmp 
 		if o.Repeat > 1 {
 			name += fmt.Sprintf("-run%d", sl.run+1)
 		}
-		logf("bench: %s: starting gateways A and B", name)
+		before := speedShare(cpuSpeed(), res.Machine.SpeedMBs)
+		logf("bench: %s: machine speed %.0f %% of the start's; starting gateways A and B", name, before)
 		p, err := startPair(ctx, o, s, filepath.Join(tmp, name))
 		if err != nil {
 			return err
@@ -196,6 +205,7 @@ func overloads(ctx context.Context, o *Options, res *Results, modes []Mode, tmp 
 		if err != nil {
 			return err
 		}
+		row.SpeedBefore, row.SpeedAfter = before, speedShare(cpuSpeed(), res.Machine.SpeedMBs)
 		logf("bench: %s: %s", name, row.Brief())
 		key := slot{mode: sl.mode, mult: sl.mult}
 		runs[key] = append(runs[key], row)
@@ -274,7 +284,7 @@ func median(runs []Row) Row {
 	row := sorted[len(sorted)/2]
 	if len(runs) > 1 {
 		for _, r := range runs {
-			row.Runs = append(row.Runs, RunBrief{Goodput: r.Goodput, P99MS: r.P99MS})
+			row.Runs = append(row.Runs, RunBrief{Goodput: r.Goodput, P99MS: r.P99MS, SpeedBefore: r.SpeedBefore, SpeedAfter: r.SpeedAfter})
 		}
 	}
 	return row
@@ -429,8 +439,8 @@ func (r Row) Brief() string {
 	for _, v := range r.Refused {
 		refused += v
 	}
-	return fmt.Sprintf("asked %.0f/s offered %.0f/s goodput %.0f/s p99 %.1f ms refused %d failed %d first refusal %s recovery %s kept up %v",
-		r.Asked, r.Offered, r.Goodput, r.P99MS, refused, r.Failed, fr, rec, r.KeptUp)
+	return fmt.Sprintf("asked %.0f/s offered %.0f/s goodput %.0f/s p99 %.1f ms refused %d failed %d first refusal %s recovery %s kept up %v machine speed %.0f/%.0f %%",
+		r.Asked, r.Offered, r.Goodput, r.P99MS, refused, r.Failed, fr, rec, r.KeptUp, r.SpeedBefore, r.SpeedAfter)
 }
 
 func (r *Results) json() []byte {

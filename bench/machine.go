@@ -22,6 +22,9 @@ type Machine struct {
 	Commit     string  `json:"commit,omitempty"`
 	LoadBefore float64 `json:"load_avg_before"` // 1-minute load average when the run started
 	LoadAfter  float64 `json:"load_avg_after"`
+	// SpeedMBs is the CPUs' speed at the bench's start (cpuSpeed), the
+	// reference of each run's.
+	SpeedMBs float64 `json:"cpu_speed_mb_per_s,omitempty"`
 }
 
 // Describe reads the machine's description.
@@ -58,7 +61,7 @@ func Describe() Machine {
 
 // Line is the description in one line.
 func (m Machine) Line() string {
-	return fmt.Sprintf("%d CPUs (%s), %d MB, %s, Linux %s, load average %.2f", m.CPUs, m.CPUModel, m.MemoryMB, m.GoVersion, m.Kernel, m.LoadBefore)
+	return fmt.Sprintf("%d CPUs (%s), %d MB, %s, Linux %s, load average %.2f, CPU speed %.0f MB/s", m.CPUs, m.CPUModel, m.MemoryMB, m.GoVersion, m.Kernel, m.LoadBefore, m.SpeedMBs)
 }
 
 // loadAvg is the 1-minute load average (-1 if unknown).

@@ -108,6 +108,9 @@ func Markdown(r *Results) string {
 		m.CPUs, m.CPUModel, m.MemoryMB, m.GoVersion, m.Kernel, m.Commit)
 	fmt.Fprintf(&b, "| load average (1 min) at start / end | %.2f / %.2f |\n| run | %s to %s |\n",
 		m.LoadBefore, m.LoadAfter, r.Started.UTC().Format("2006-01-02 15:04:05"), r.Finished.UTC().Format("15:04:05 MST"))
+	if m.SpeedMBs > 0 {
+		fmt.Fprintf(&b, "| CPU speed at the start (SHA-256 on every CPU at once) | %.0f MB/s |\n", m.SpeedMBs)
+	}
 	if g := r.Options["gomaxprocs"]; g != "" {
 		fmt.Fprintf(&b, "| GOMAXPROCS of each of the four processes | %s |\n", g)
 	}
@@ -129,15 +132,15 @@ func Markdown(r *Results) string {
 	b.WriteString("refusals are naks of outseize during the overload; \"failed after admission\" are admitted calls released by the far end or a timer before we released them (e.g. cause 42 from B's inbound control); ")
 	b.WriteString("onset to first refusal is from the start of the overload to the first nak; load drop to no congestion is from the end of the overload to the last moment either gateway reported a congestion level, Code Yellow or a destination that answers slowly (alarm 0x1C, the admission limiting calls to a far end with its own queue quick) (its /metrics read every second during the overload and every 50 ms from 2 s before the load drops; a read that failed shows neither congestion nor calm: it is counted beside the cell, after the drop it counts as possibly congested, and a last one failed leaves the time not known).\n\n")
 	if r.Options["repeat"] != "" && r.Options["repeat"] != "1" {
-		fmt.Fprintf(&b, "Each row was run %s times; the table shows the run with the median goodput (of an even number of runs, the higher of the middle two), the goodput and p99 of every run follow it.\n\n", r.Options["repeat"])
+		fmt.Fprintf(&b, "Each row was run %s times; the table shows the run with the median goodput (of an even number of runs, the higher of the middle two), the goodput and p99 of every run follow it, with the machine's CPU speed right before and after each run (the gateways stopped) as a share of its speed at the start: the machine is shared, and a slow round shows there.\n\n", r.Options["repeat"])
 	}
 	b.WriteString(Table(r))
 	if r.Options["repeat"] != "" && r.Options["repeat"] != "1" {
-		b.WriteString("\n| control | load | runs: goodput calls/s (admitted p99 ms) |\n|---|---|---|\n")
+		b.WriteString("\n| control | load | runs: goodput calls/s (admitted p99 ms; machine speed before / after, % of the start's) |\n|---|---|---|\n")
 		for _, row := range r.Rows {
 			var parts []string
 			for _, x := range row.Runs {
-				parts = append(parts, fmt.Sprintf("%.0f (%.0f)", x.Goodput, x.P99MS))
+				parts = append(parts, fmt.Sprintf("%.0f (%.0f; %.0f / %.0f %%)", x.Goodput, x.P99MS, x.SpeedBefore, x.SpeedAfter))
 			}
 			fmt.Fprintf(&b, "| %s | %gx | %s |\n", row.Mode, row.Multiplier, strings.Join(parts, ", "))
 		}
