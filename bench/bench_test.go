@@ -94,7 +94,8 @@ func TestAnalyse(t *testing.T) {
 func TestConfigsAndWrite(t *testing.T) {
 	dir := t.TempDir()
 	res := &Results{Capacity: 1000, Settings: map[string]Settings{}, Configs: map[string]string{},
-		Options: map[string]string{"hold": "50ms", "conns": "4"}, Machine: Describe()}
+		Options: map[string]string{"hold": "50ms", "conns": "4"}, Machine: Describe(),
+		Search: []Step{{Rate: 1500, CompletedRate: 1200}, {Rate: 1500, CompletedRate: 1490, Sustained: true, Retry: true}}}
 	for _, mode := range Modes {
 		s := DefaultSettings(mode)
 		a, b := Configs(s, Ports{AUDP: 40001, BUDP: 40002, AHost: 40003, BHost: 40004, AMetric: 40005, BMetr: 40006})
@@ -130,6 +131,39 @@ func TestConfigsAndWrite(t *testing.T) {
 	md, _ := os.ReadFile(filepath.Join(out, "results.md"))
 	if !strings.Contains(string(md), "| on | 3x | 3000 |") || !strings.Contains(string(md), "| throttle | 3x | 3000 |") || !strings.Contains(string(md), "outbound_congestion 7") {
 		t.Fatalf("%s", md)
+	}
+	if !strings.Contains(string(md), "| 1500 | first | 1200 |") || !strings.Contains(string(md), "| 1500 | again | 1490 |") {
+		t.Fatalf("the search's two tries of a rate are not both listed:\n%s", md)
+	}
+}
+
+// TestSearchTriesAFailedRateAgain: a rate that fails once (a slow moment)
+// and passes on its second try counts as sustained, so the capacity is
+// not set by it; a rate that fails twice bounds the search. Against a
+// machine that sustains 10000/s, with the first try of 8000/s failing, the
+// search doubles from 1000 to 16000 and bisects to 10000/s.
+func TestSearchTriesAFailedRateAgain(t *testing.T) {
+	var tries []string
+	slowOnce := map[float64]bool{8000: true}
+	capacity, err := searchRates(1000, 64000, func(rate float64, retry bool) (bool, error) {
+		tries = append(tries, fmt.Sprintf("%.0f%s", rate, map[bool]string{true: "+"}[retry]))
+		if slowOnce[rate] && !retry {
+			return false, nil
+		}
+		return rate <= 10000, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if capacity != 10000 {
+		t.Errorf("capacity %.0f, want 10000 (tries %v)", capacity, tries)
+	}
+	want := "1000 2000 4000 8000 8000+ 16000 16000+ 12000 12000+ 10000 11000 11000+ 10500 10500+"
+	if got := strings.Join(tries, " "); got != want {
+		t.Errorf("tries %s\nwant      %s", got, want)
+	}
+	if _, err := searchRates(1000, 64000, func(float64, bool) (bool, error) { return false, nil }); err == nil {
+		t.Error("a search that sustained nothing gave no error")
 	}
 }
 
