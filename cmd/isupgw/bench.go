@@ -38,7 +38,8 @@ gateways, before any runs again, each round in the reverse order of the one
 before, so that drifting background load on the machine falls on every mode
 alike; control off runs right after shipped, so the two are compared side by
 side, and results.md compares each mode with off's run of the same round.
-The capacity search runs with --search-control (default off).
+The capacity search runs with --search-control (default off); a rate that
+fails is tried once more and passes if either try sustains it.
 
 With 60 s overloads it takes about 25 minutes (three times that with --repeat 3). Measurements on a busy machine are not worth
 much: --wait-load waits (polling every 30 s, at most --wait-max) for the load
