@@ -28,6 +28,14 @@ type Step struct {
 	Retry bool `json:"retry,omitempty"`
 }
 
+// try names the step's try of its rate: "first" or "again" (Retry).
+func (s Step) try() string {
+	if s.Retry {
+		return "again"
+	}
+	return "first"
+}
+
 // Row is one overload run.
 type Row struct {
 	Mode       Mode    `json:"control"`
@@ -313,12 +321,8 @@ func search(ctx context.Context, o *Options, p *pair, res *Results, raw io.Write
 		st := sustained(rate, fin)
 		st.Retry = retry
 		res.Search = append(res.Search, st)
-		again := ""
-		if retry {
-			again = " (again)"
-		}
-		logf("bench: search %6.0f/s%s: completed %6.0f/s, refused %d, failed %d, p99 %.1f ms, kept up %v -> sustained %v",
-			rate, again, st.CompletedRate, st.Refused, st.Failed, st.P99MS, st.KeptUp, st.Sustained)
+		logf("bench: search %6.0f/s (%s try): completed %6.0f/s, refused %d, failed %d, p99 %.1f ms, kept up %v -> sustained %v",
+			rate, st.try(), st.CompletedRate, st.Refused, st.Failed, st.P99MS, st.KeptUp, st.Sustained)
 		p.settle(ctx, 30*time.Second)
 		return st.Sustained, nil
 	}

@@ -123,11 +123,7 @@ func Markdown(r *Results) string {
 		b.WriteString("A rate that fails is tried once more (\"again\") and counts as sustained if either try sustains it: one slow moment of a shared machine does not set the capacity.\n\n")
 		b.WriteString("| asked calls/s | try | completed calls/s | refused | failed | p99 setup ms | sustained |\n|---|---|---|---|---|---|---|\n")
 		for _, s := range r.Search {
-			try := "first"
-			if s.Retry {
-				try = "again"
-			}
-			fmt.Fprintf(&b, "| %.0f | %s | %.0f | %d | %d | %.1f | %v |\n", s.Rate, try, s.CompletedRate, s.Refused, s.Failed, s.P99MS, s.Sustained)
+			fmt.Fprintf(&b, "| %.0f | %s | %.0f | %d | %d | %.1f | %v |\n", s.Rate, s.try(), s.CompletedRate, s.Refused, s.Failed, s.P99MS, s.Sustained)
 		}
 		b.WriteString("\n")
 	}
