@@ -51,17 +51,14 @@ type File struct {
 	ResetOnStart     *bool          `yaml:"reset_on_start"`
 	ResetOnResume    bool           `yaml:"reset_on_resume"`
 	StateFile        string         `yaml:"state_file"`
-	// BatchInterval: under load the call-control loop takes up new work at
-	// most once per this (stack.Config.BatchInterval); nil: the default.
-	BatchInterval *Duration  `yaml:"batch_interval"`
-	Redundancy    Redundancy `yaml:"redundancy"`
-	Timers        Timers     `yaml:"timers"`
-	Congestion    Congestion `yaml:"congestion"`
-	CodeYellow    CodeYellow `yaml:"code_yellow"`
-	HostAPI       HostAPI    `yaml:"host_api"`
-	Metrics       string     `yaml:"metrics"`
-	Capture       string     `yaml:"capture"`
-	Log           Log        `yaml:"log"`
+	Redundancy       Redundancy     `yaml:"redundancy"`
+	Timers           Timers         `yaml:"timers"`
+	Congestion       Congestion     `yaml:"congestion"`
+	CodeYellow       CodeYellow     `yaml:"code_yellow"`
+	HostAPI          HostAPI        `yaml:"host_api"`
+	Metrics          string         `yaml:"metrics"`
+	Capture          string         `yaml:"capture"`
+	Log              Log            `yaml:"log"`
 }
 
 // Redundancy is the gateway's place in an active/standby pair
@@ -123,11 +120,6 @@ const (
 	defaultMaxRetrans = 4
 	defaultRTOMax     = time.Second
 )
-
-// DefaultBatchInterval: a busy call-control loop takes up new work once a
-// millisecond, which adds at most that to a pass and carries more calls per
-// CPU second under load (docs/deployment.md, Capacity planning).
-const DefaultBatchInterval = time.Millisecond
 
 // Peer is one association and the point codes routed through it.
 type Peer struct {
@@ -596,13 +588,6 @@ func (v *validator) build(f *File) *Config {
 			T33: time.Duration(f.Timers.T33)}}
 	if f.ResetOnStart != nil {
 		st.ResetOnStart = *f.ResetOnStart
-	}
-	st.BatchInterval = DefaultBatchInterval
-	if f.BatchInterval != nil {
-		st.BatchInterval = time.Duration(*f.BatchInterval)
-		if st.BatchInterval < 0 || st.BatchInterval > stack.MaxBatchInterval {
-			v.fail("batch_interval", "%s out of range (want 0 to %s; 0 takes up work at once)", st.BatchInterval, stack.MaxBatchInterval)
-		}
 	}
 	if len(f.CircuitGroups) == 0 {
 		v.fail("circuit_groups", "missing (want at least one circuit group)")

@@ -158,8 +158,6 @@ circuit_groups:
 		{"reversed CICs", strings.Replace(base, `"1-31"`, `"31-1"`, 1), `x.yaml:11: circuit_groups[0].cics[0]: CIC range "31-1" is reversed (want first <= last)`},
 		{"CIC beyond ITU", strings.Replace(base, `"1-31"`, `"1-5000"`, 1), `x.yaml:11: circuit_groups[0].cics[0]: CIC 5000 exceeds the itu maximum 4095`},
 		{"bad transport", strings.Replace(base, "  listen:", "  transport: tcp\n  listen:", 1), `x.yaml:3: m3ua.transport: "tcp" is not a valid transport (want one of auto, kernel, raw, udp)`},
-		{"batch interval too long", base + "batch_interval: 50ms\n", `x.yaml:12: batch_interval: 50ms out of range (want 0 to 10ms; 0 takes up work at once)`},
-		{"negative batch interval", base + "batch_interval: -1ms\n", `x.yaml:12: batch_interval: "-1ms" is not a duration`},
 		{"bad address", strings.Replace(base, "127.0.0.1:2905", "localhost:2905", 1), `x.yaml:3: m3ua.listen: "localhost:2905" is not an IP address with port`},
 		{"peer without address", strings.Replace(base, "      accept_from: 127.0.0.1\n", "", 1), `x.yaml:5: m3ua.peers[0]: neither connect nor accept_from`},
 		{"unrouted group", strings.Replace(base, "point_codes: [2]", "point_codes: [3]", 1), `x.yaml:10: circuit_groups[0].point_code: no m3ua peer routes point code 2`},
@@ -469,42 +467,6 @@ func TestLivenessSettings(t *testing.T) {
 
 // TestAdmissionSettings: the adaptive admission is on by default, with the
 // package's defaults, and the file sets or disables it.
-// TestBatchIntervalSetting: the call-control loop's batch interval is 1ms
-// unless the file says otherwise; 0 turns it off.
-func TestBatchIntervalSetting(t *testing.T) {
-	cfg, err := Load("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := cfg.Gateway.Stack.BatchInterval; d != time.Millisecond {
-		t.Errorf("default batch interval %v, want 1ms", d)
-	}
-	base := `point_code: 1
-m3ua:
-  listen: 127.0.0.1:2905
-  peers:
-    - name: b
-      accept_from: 127.0.0.1
-      point_codes: [2]
-circuit_groups:
-  - name: b
-    point_code: 2
-    cics: ["1-31"]
-`
-	for _, c := range []struct {
-		line string
-		want time.Duration
-	}{{"batch_interval: 0s\n", 0}, {"batch_interval: 5ms\n", 5 * time.Millisecond}} {
-		cfg, err := Parse("a.yaml", []byte(base+c.line))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := cfg.Gateway.Stack.BatchInterval; d != c.want {
-			t.Errorf("%q: batch interval %v, want %v", c.line, d, c.want)
-		}
-	}
-}
-
 func TestAdmissionSettings(t *testing.T) {
 	cfg, err := Load("")
 	if err != nil {

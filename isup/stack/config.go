@@ -107,22 +107,11 @@ type Config struct {
 	// PointCodes is how point codes are written in texts, alarms and trace
 	// lines (the configuration's format; zero: numbers).
 	PointCodes mtp.PointCodeFormat
-	// BatchInterval is the shortest time between two passes of the loop
-	// over its queues while it is busy (0: none, the loop looks again at
-	// once; at most MaxBatchInterval). See Stack.Run.
-	BatchInterval time.Duration
 }
-
-// MaxBatchInterval bounds Config.BatchInterval: every pass may add it to
-// the time a message waits in the gateway.
-const MaxBatchInterval = 10 * time.Millisecond
 
 // Validate checks the configuration and returns every problem found.
 func (c Config) Validate() error {
 	var errs []error
-	if c.BatchInterval < 0 || c.BatchInterval > MaxBatchInterval {
-		errs = append(errs, fmt.Errorf("batch interval %s: want 0 to %s", c.BatchInterval, MaxBatchInterval))
-	}
 	names := map[string]bool{}
 	pcs := map[mtp.PointCode]bool{}
 	for i, g := range c.Groups {

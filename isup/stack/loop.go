@@ -60,12 +60,6 @@ type Stack struct {
 	epoch   time.Time
 	// idle is set while the loop waits with both queues empty.
 	idle atomic.Bool
-	// batch is Config.BatchInterval; handled counts the items the loop took,
-	// so that it knows whether a pass found work; sleep waits out the rest
-	// of a pass (time.Sleep; tests replace it).
-	batch   time.Duration
-	handled uint64
-	sleep   func(time.Duration)
 }
 
 type item struct {
@@ -146,8 +140,7 @@ func New(cfg Config, transfer Transfer, sink func(Event), opts ...Option) (*Stac
 	if transfer == nil || sink == nil {
 		return nil, errors.New("stack: transfer and sink are required")
 	}
-	s := &Stack{transfer: transfer, sink: sink, now: time.Now, started: make(chan struct{}), edgeRefused: map[Status]uint64{},
-		batch: cfg.BatchInterval, sleep: time.Sleep}
+	s := &Stack{transfer: transfer, sink: sink, now: time.Now, started: make(chan struct{}), edgeRefused: map[Status]uint64{}}
 	s.core = newCore(cfg, time.Now(), s.out, sink)
 	WithQueueSize(65536)(s)
 	for _, o := range opts {
@@ -188,17 +181,6 @@ func (s *Stack) out(lbl mtp.Label, payload []byte) {
 const inboundWeight = 4
 
 // Run processes the queues and timers until ctx ends.
-//
-// With a batch interval (Config.BatchInterval) a busy loop takes up new work
-// at most once per interval: when a pass has emptied both queues sooner, the
-// loop waits out the rest of the interval before it looks again, so that
-// what arrives meanwhile is taken in one pass, and the host lines and M3UA
-// DATA that pass sends leave in fewer writes and SCTP packets. This is a
-// network card's interrupt moderation: under load the per-item cost of
-// waking up, system calls and packets is shared by a batch that no longer
-// depends on how long the queues are. A loop that finds nothing after the
-// wait, or that was idle, takes the next item at once: a quiet gateway adds
-// no delay.
 func (s *Stack) Run(ctx context.Context) error {
 	c := s.core
 	c.advance(s.now())
@@ -211,7 +193,6 @@ func (s *Stack) Run(ctx context.Context) error {
 	s.publish()
 	var armed time.Time
 	burst, n := 0, 0
-	pass, seen := s.now(), s.handled // when the current pass began; items taken before it
 	for {
 		if at, ok := c.nextDeadline(); ok && !at.Equal(armed) {
 			armed = at
@@ -256,14 +237,6 @@ func (s *Stack) Run(ctx context.Context) error {
 		default:
 			s.outboundEmpty()
 		}
-		if s.batch > 0 && s.handled != seen {
-			// Busy: let the rest of the interval gather the next pass's work.
-			if d := s.batch - s.now().Sub(pass); d > 0 {
-				s.sleep(d)
-			}
-			pass, seen = s.now(), s.handled
-			continue
-		}
 		// Both queues are empty: the loop is idle until something comes.
 		s.idle.Store(true)
 		select {
@@ -272,21 +245,17 @@ func (s *Stack) Run(ctx context.Context) error {
 			return ctx.Err()
 		case it := <-s.inbound:
 			s.idle.Store(false)
-			pass = s.now() // a wake-up begins a pass
 			burst++
 			s.handle(it)
 		case it := <-s.outbound:
 			s.idle.Store(false)
-			pass = s.now()
 			burst = 0
 			s.handle(it)
 		case <-timer.C:
 			s.idle.Store(false)
-			pass = s.now()
 			armed = time.Time{}
 		case <-publish.C:
 			s.idle.Store(false)
-			pass = s.now()
 			s.publish()
 		}
 		c.advance(s.now())
@@ -294,7 +263,6 @@ func (s *Stack) Run(ctx context.Context) error {
 }
 
 func (s *Stack) handle(it item) {
-	s.handled++
 	if s.slow != nil {
 		s.slow()
 	}
