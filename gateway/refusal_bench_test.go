@@ -55,7 +55,7 @@ func BenchmarkRefusedOutseize(b *testing.B) {
 	})
 	admission := func(b *testing.B) *Gateway {
 		g := benchGateway(b, sprc.Config{Admission: sprc.AdmissionConfig{Enabled: true, InitialLimit: 1, MinLimit: 1, MaxLimit: 1}})
-		g.Control.OutgoingCallStarted(2, 1, 0) // one call in set-up: the limit is reached
+		g.Control.OutgoingCallStarted(2, 1) // one call in set-up: the limit is reached
 		return g
 	}
 	b.Run("admission", func(b *testing.B) { run(b, admission(b)) })

@@ -116,24 +116,24 @@ var refusalStatus = [...]stack.Status{
 }
 
 // observe feeds the controller from the loop. An outgoing call's set-up time
-// counts from when its outseize was queued (the loop's wait for the request
-// it is handling) to its first backward message.
+// counts from when its outseize was queued to its first backward message;
+// the stack measures it (Observation.Setup).
 func (g *Gateway) observe(ctl *sprc.Controller, o stack.Observation) {
 	switch o.Kind {
 	case stack.ObsRELReceived:
 		ctl.RELReceivedFrom(o.PC, o.ACL, o.Variant)
 	case stack.ObsCallStarted:
 		if o.Outgoing {
-			ctl.OutgoingCallStarted(o.PC, uint64(o.Call), g.Stack.OutboundWait())
+			ctl.OutgoingCallStarted(o.PC, uint64(o.Call))
 		} else {
 			ctl.CallStarted(o.PC, false)
 		}
 	case stack.ObsCallEnded:
-		ctl.CallEndedFor(o.PC, o.Outgoing, uint64(o.Call))
+		ctl.CallEndedFor(o.PC, o.Outgoing, o.InSetup, uint64(o.Call))
 	case stack.ObsT7Expired:
 		ctl.T7Expired(o.PC, uint64(o.Call))
 	case stack.ObsBackward:
-		ctl.BackwardFor(o.PC, uint64(o.Call))
+		ctl.BackwardFor(o.PC, uint64(o.Call), o.Setup, o.Waited)
 	case stack.ObsQueryAnswered:
 		ctl.QueryAnswered(o.PC)
 	case stack.ObsQueryUnanswered:

@@ -94,7 +94,7 @@ func BenchmarkRefusalRoundTrip(b *testing.B) {
 func BenchmarkRefusedOutseizeHost(b *testing.B) {
 	control := sprc.Config{Admission: sprc.AdmissionConfig{Enabled: true, InitialLimit: 1, MinLimit: 1, MaxLimit: 1}}
 	ga, _ := startPair(b, pairOpts{controlA: &control})
-	ga.g.Control.OutgoingCallStarted(2, 1, 0) // the limit is reached
+	ga.g.Control.OutgoingCallStarted(2, 1) // the limit is reached
 	r := ga.raw(b, "tcp", nil)
 	if m := r.roundTrip(`{"type":"hello","seq":0,"version":1,"token":"` + token + `"}`); m.Type != wire.TypeAck {
 		b.Fatalf("hello: %+v", m)

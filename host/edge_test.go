@@ -18,7 +18,7 @@ import (
 func TestEdgeRefusalFlood(t *testing.T) {
 	control := sprc.Config{Admission: sprc.AdmissionConfig{Enabled: true, InitialLimit: 1, MinLimit: 1, MaxLimit: 1}}
 	a, _ := startPair(t, pairOpts{controlA: &control})
-	a.g.Control.OutgoingCallStarted(2, 1, 0) // one call in set-up: the limit is reached
+	a.g.Control.OutgoingCallStarted(2, 1) // one call in set-up: the limit is reached
 	r := a.raw(t, "tcp", nil)
 	if m := r.roundTrip(`{"type":"hello","seq":0,"version":1,"token":"` + token + `"}`); m.Type != wire.TypeAck {
 		t.Fatalf("hello: %+v", m)

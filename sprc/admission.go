@@ -667,20 +667,12 @@ func (b *baseline) raise(setup time.Duration, now time.Time) {
 	}
 }
 
-// setup is one outgoing call in set-up.
-type setup struct {
-	start time.Time     // when its outseize was queued
-	wait  time.Duration // of which in the gateway's own outbound queue
-	l     *limiter
-}
-
 // admission is the controller's adaptive admission state.
 type admission struct {
-	on     atomic.Bool
-	all    atomic.Pointer[limiter]                    // replaced when switched on or off, read by the edge
-	gates  atomic.Pointer[map[mtp.PointCode]*limiter] // copy on write, for the edge
-	setups map[uint64]setup
-	edge   atomic.Uint64 // refusals at the edge
+	on    atomic.Bool
+	all   atomic.Pointer[limiter]                    // replaced when switched on or off, read by the edge
+	gates atomic.Pointer[map[mtp.PointCode]*limiter] // copy on write, for the edge
+	edge  atomic.Uint64                              // refusals at the edge
 	// level is the admission's own level (0 or 1), held at least Hold.
 	level       Level
 	since       time.Time
@@ -700,7 +692,6 @@ type admission struct {
 
 func (a *admission) init(cfg *AdmissionConfig) {
 	a.all.Store(newLimiter(cfg, nil))
-	a.setups = map[uint64]setup{}
 	m := map[mtp.PointCode]*limiter{}
 	a.gates.Store(&m)
 	a.on.Store(cfg.Enabled)
@@ -781,56 +772,51 @@ func (c *Controller) admitAdaptive(dpc mtp.PointCode) Refusal {
 }
 
 // OutgoingCallStarted is CallStarted for an outgoing call whose IAM was just
-// sent: call identifies it until its first backward message or its end;
-// queued is how long its outseize waited in the outbound queue (counted in
-// its set-up time).
-func (c *Controller) OutgoingCallStarted(pc mtp.PointCode, call uint64, queued time.Duration) {
+// sent: it is in set-up until BackwardFor or CallEndedFor. The calls in
+// set-up are counted whether the admission is on or not, so that switched
+// on it starts from the calls really in set-up, and every call is counted
+// out by the limiters that counted it in (reset carries the counts over).
+func (c *Controller) OutgoingCallStarted(pc mtp.PointCode, call uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.callStarted(pc, true)
 	c.destination(pc).attempts.start(call)
-	if a := &c.adm; a.on.Load() {
-		l := a.limiterFor(pc, &c.cfg.Admission)
-		l.started()
-		a.all.Load().started()
-		a.setups[call] = setup{start: c.now().Add(-max(queued, 0)), wait: max(queued, 0), l: l}
-	}
+	a := &c.adm
+	a.limiterFor(pc, &c.cfg.Admission).started()
+	a.all.Load().started()
 }
 
-// BackwardFor is Backward for a known call: its set-up time is measured.
-// OutgoingCallStarted also counts the attempt for availability, in order.
-func (c *Controller) BackwardFor(pc mtp.PointCode, call uint64) {
+// BackwardFor is Backward for a known call: its set-up time (from its
+// outseize queued to this first backward message) is measured; waited is
+// the part of it in the gateway's own outbound queue. The stack keeps both
+// in its call record, so no table keyed by call is kept here. Called once
+// per call, after OutgoingCallStarted, which also counts the attempt for
+// availability, in order.
+func (c *Controller) BackwardFor(pc mtp.PointCode, call uint64, setup, waited time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.destination(pc).attempts.answer(call)
-	c.setupOver(call, true)
+	a := &c.adm
+	on := a.on.Load() // measured only while on: nothing else empties the sums
+	a.limiterFor(pc, &c.cfg.Admission).finished(setup, on)
+	a.all.Load().finished(setup, false) // the overall limit moves with the destinations' gradients
+	if on {
+		a.waitSum += max(waited, 0)
+		a.waitN++
+	}
 }
 
-// CallEndedFor is CallEnded for a known call; a call that ends in set-up
-// leaves it unmeasured.
-func (c *Controller) CallEndedFor(pc mtp.PointCode, outgoing bool, call uint64) {
+// CallEndedFor is CallEnded for a known call; an outgoing call that ends in
+// set-up (no backward message) leaves it unmeasured.
+func (c *Controller) CallEndedFor(pc mtp.PointCode, outgoing, inSetup bool, call uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.callEnded(pc, outgoing)
-	if outgoing {
-		c.setupOver(call, false)
+	if outgoing && inSetup {
+		a := &c.adm
+		a.limiterFor(pc, &c.cfg.Admission).finished(0, false)
+		a.all.Load().finished(0, false)
 	}
-}
-
-func (c *Controller) setupOver(call uint64, measured bool) {
-	a := &c.adm
-	s, ok := a.setups[call]
-	if !ok {
-		return
-	}
-	delete(a.setups, call)
-	d := c.now().Sub(s.start)
-	s.l.finished(d, measured)
-	if measured {
-		a.waitSum += s.wait
-		a.waitN++
-	}
-	a.all.Load().finished(d, false) // the overall limit moves with the destinations' gradients
 }
 
 // admissionTick adjusts the limits once a window and moves the admission's
@@ -984,9 +970,16 @@ func (c *Controller) clearSlowAlarms(why string) {
 	}
 }
 
-// reset forgets every call in set-up (admission switched off or on).
+// reset starts the limits afresh (admission switched off or on); the calls
+// in set-up stay counted, in the new limiters, so that each is counted out
+// where it was counted in.
 func (a *admission) reset(cfg *AdmissionConfig) {
+	all, gates := a.all.Load(), *a.gates.Load()
 	a.init(cfg)
+	a.all.Load().inSetup.Store(all.inSetup.Load())
+	for pc, l := range gates {
+		a.limiterFor(pc, cfg).inSetup.Store(l.inSetup.Load())
+	}
 	a.level = 0
 	a.waitSum, a.waitN, a.farEnd = 0, 0, false
 }

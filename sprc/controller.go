@@ -711,7 +711,8 @@ func (c *Controller) Reconfigure(cfg Config) error {
 		}
 	}
 	if cfg.Admission.Enabled != c.cfg.Admission.Enabled {
-		// Calls in set-up are tracked only while on: start afresh.
+		// The limits start afresh; the calls in set-up, counted on or
+		// off, stay counted.
 		before := c.outboundLevel()
 		c.clearSlowAlarms("admission switched off or on")
 		c.adm.reset(&cfg.Admission)

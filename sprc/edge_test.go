@@ -54,7 +54,7 @@ func TestEdgeRefusalMatchesTheLoop(t *testing.T) {
 func TestAdmissionLevelRaisesAlarmAndACL(t *testing.T) {
 	cfg := Config{Admission: AdmissionConfig{Enabled: true, InitialLimit: 1, MinLimit: 1, MaxLimit: 1, Hold: 2 * time.Second, ClearAfter: time.Second}}
 	f := newFake(t, cfg)
-	f.c.OutgoingCallStarted(5, 1, 0)
+	f.c.OutgoingCallStarted(5, 1)
 	if r := f.c.AdmitOutgoing(5); r != RefuseAdmission {
 		t.Fatalf("second call in set-up at limit 1: %v", r)
 	}
@@ -84,7 +84,7 @@ func TestAdmissionLevelRaisesAlarmAndACL(t *testing.T) {
 	}
 	f.takeAlarms()
 	// Nothing refused any more: cleared after ClearAfter once Hold has passed.
-	f.c.BackwardFor(5, 1)
+	f.c.BackwardFor(5, 1, 0, 0)
 	for range 9 {
 		f.advance(100 * time.Millisecond)
 	}
@@ -99,12 +99,14 @@ func TestAdmissionLevelRaisesAlarmAndACL(t *testing.T) {
 }
 
 // TestAdmissionSwitchedOnAndOff: a reload that switches the admission off
-// stops its refusals and forgets the calls in set-up; switched on again it
-// starts afresh. The edge may read it meanwhile (go test -race).
+// stops its refusals; switched on again its limits start afresh and the
+// calls still in set-up stay counted, the one from before the reloads as
+// well as one started while off, each counted out once. The edge may read it
+// meanwhile (go test -race).
 func TestAdmissionSwitchedOnAndOff(t *testing.T) {
-	cfg := Config{Admission: AdmissionConfig{Enabled: true, InitialLimit: 1, MinLimit: 1, MaxLimit: 1}}
+	cfg := Config{Admission: AdmissionConfig{Enabled: true, InitialLimit: 1, MinLimit: 1, MaxLimit: 2}}
 	f := newFake(t, cfg)
-	f.c.OutgoingCallStarted(5, 1, 0)
+	f.c.OutgoingCallStarted(5, 1)
 	if r := admitEdge(f.c, 5); r != RefuseAdmission {
 		t.Fatalf("at the limit: %v", r)
 	}
@@ -120,19 +122,27 @@ func TestAdmissionSwitchedOnAndOff(t *testing.T) {
 	if err := f.c.Reconfigure(off); err != nil {
 		t.Fatal(err)
 	}
+	if r := admitEdge(f.c, 5); r != Admit {
+		t.Fatalf("switched off, refused: %v", r)
+	}
+	f.c.OutgoingCallStarted(5, 2) // while off: counted
 	if err := f.c.Reconfigure(cfg); err != nil {
 		t.Fatal(err)
 	}
 	<-done
-	if s := f.c.Snapshot().Admission; !s.Enabled || s.InSetup != 0 {
-		t.Fatalf("after off and on: %+v", s)
+	if s := f.c.Snapshot().Admission; !s.Enabled || s.InSetup != 2 || s.Destinations[5].InSetup != 2 {
+		t.Fatalf("after off and on: %+v, want both calls in set-up", s)
+	}
+	if r := admitEdge(f.c, 5); r != RefuseAdmission {
+		t.Fatalf("a fresh limit of 1 with two calls in set-up admitted: %v", r)
+	}
+	f.c.BackwardFor(5, 1, 0, 0)
+	f.c.CallEndedFor(5, true, true, 2) // ended in set-up
+	if s := f.c.Snapshot().Admission; s.InSetup != 0 || s.Destinations[5].InSetup != 0 {
+		t.Fatalf("in set-up %+v, want 0", s)
 	}
 	if r := admitEdge(f.c, 5); r != Admit {
-		t.Fatalf("a fresh start refused: %v", r)
-	}
-	f.c.BackwardFor(5, 1) // a call from before the reload: ignored
-	if s := f.c.Snapshot().Admission; s.InSetup != 0 {
-		t.Fatalf("in set-up %d, want 0", s.InSetup)
+		t.Fatalf("nothing in set-up, refused: %v", r)
 	}
 }
 

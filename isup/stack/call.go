@@ -2,6 +2,7 @@ package stack
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/isupgw/isupgw/isup"
 )
@@ -26,6 +27,12 @@ type call struct {
 	acmSent  bool
 	retried  bool                 // a repeat attempt was made already
 	iam      *isup.InitialAddress // outgoing: kept until the first backward message, for a repeat attempt
+	// An outgoing call is in set-up from its IAM to its first backward
+	// message or its end; its set-up time counts from setupFrom, when its
+	// outseize was queued, of which setupWait in the outbound queue.
+	inSetup   bool
+	setupFrom time.Time
+	setupWait time.Duration
 }
 
 func (c *core) newCall(ci int32, outgoing bool, owner any) *call {
@@ -54,7 +61,11 @@ func (c *core) endCall(cl *call, r Released) {
 	r.Call, r.Owner = cl.id, cl.owner
 	r.PC, r.CIC = c.peers[cc.peer].group.DPC, cc.cic
 	c.emit(r)
-	c.observe(Observation{Kind: ObsCallEnded, PC: r.PC, Call: cl.id, Outgoing: cl.outgoing})
+	o := Observation{Kind: ObsCallEnded, PC: r.PC, Call: cl.id, Outgoing: cl.outgoing, InSetup: cl.inSetup}
+	if cl.inSetup {
+		cl.inSetup, o.Setup = false, c.now.Sub(cl.setupFrom)
+	}
+	c.observe(o)
 }
 
 // idle returns a circuit to idle (after RLC, or after sending RLC).
@@ -138,6 +149,7 @@ func (c *core) outseize(r Outseize) {
 	}
 	cl := c.newCall(ci, true, r.Owner)
 	cl.iam = iam
+	cl.inSetup, cl.setupFrom, cl.setupWait = true, c.now.Add(-c.reqWait), c.reqWait
 	c.stats.CallsOut++
 	c.sendIAM(p, cl)
 	c.observe(Observation{Kind: ObsCallStarted, PC: pr.group.DPC, Call: cl.id, Outgoing: true})
@@ -376,9 +388,10 @@ func (c *core) onBackward(p int, ci int32, m isup.Message) {
 		c.unexpectedOnIdle(p, ci)
 		return
 	}
-	if cl.iam != nil {
-		cl.iam = nil // no repeat attempt after a backward message
-		c.observe(Observation{Kind: ObsBackward, PC: c.peers[p].group.DPC, Call: cl.id})
+	cl.iam = nil // no repeat attempt after a backward message
+	if cl.inSetup {
+		cl.inSetup = false
+		c.observe(Observation{Kind: ObsBackward, PC: c.peers[p].group.DPC, Call: cl.id, Setup: c.now.Sub(cl.setupFrom), Waited: cl.setupWait})
 	}
 	switch m.MessageType() {
 	case isup.ACM:

@@ -65,6 +65,15 @@ type Observation struct {
 	ACL      isup.AutomaticCongestionLevel
 	Call     CallID
 	Outgoing bool // for call start and end
+	// InSetup (ObsCallEnded) tells an outgoing call that ended before any
+	// backward message. Setup (ObsBackward, and ObsCallEnded with InSetup)
+	// is the time since its outseize was queued; Waited (ObsBackward) the
+	// part of it spent in the outbound queue. The stack
+	// keeps them in its call record, which it looks up anyway, so that an
+	// observer needs no table of its own keyed by call (sprc's admission).
+	InSetup bool
+	Setup   time.Duration
+	Waited  time.Duration
 }
 
 // ObservationKind names an Observation.
@@ -93,7 +102,10 @@ type core struct {
 	peerByName map[string]int
 	calls      map[CallID]*call
 	nextID     CallID
-	timerq     timerHeap
+	// reqWait is how long the request being handled waited in the
+	// outbound queue (set by the loop before it hands the request over).
+	reqWait time.Duration
+	timerq  timerHeap
 	// timerqMax is the queue length at which stale entries are swept out.
 	timerqMax int
 	timerOrd  uint64

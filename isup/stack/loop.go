@@ -281,9 +281,11 @@ func (s *Stack) handle(it item) {
 			o.leftQueue()
 		}
 		now := s.now()
-		s.outWait.Store(int64(now.Sub(s.epoch) - it.at))
+		c.reqWait = now.Sub(s.epoch) - it.at
+		s.outWait.Store(int64(c.reqWait))
 		c.advance(now)
 		c.request(it.req)
+		c.reqWait = 0
 	case it.ev != nil:
 		c.mtpEvent(it.ev)
 	default:
