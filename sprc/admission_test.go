@@ -871,8 +871,9 @@ func TestAdmissionFirstProbeBounds(t *testing.T) {
 //   - The same at 65 ms before the raise: the baseline rises to no more
 //     than Target above the one measured (40 ms), not to 45 ms.
 //   - The rate rises by 42 % and the set-up time falls by 9 %: the server
-//     got faster during the probe (its capacity restored), and the 50 ms
-//     before it were its queue. The raise goes, the baseline stays.
+//     got faster during the probe (its capacity restored, or more messages
+//     carried per write), and the 50 ms before it were not its path. The
+//     raise found room and stays; the baseline stays.
 //   - The rate rises with the raise and the set-up time falls by 4 %,
 //     within the noise allowed: served, kept.
 //   - From 40 ms, the rate rises by 6 % (a fifth of the raise is 5 %) and
@@ -897,7 +898,8 @@ func TestAdmissionProbeForRoomKeepsOnlyRaisesThatPay(t *testing.T) {
 		{"waiting", 50 * time.Millisecond, 62 * time.Millisecond, 11200, 1000, 20 * time.Millisecond},
 		{"served", 50 * time.Millisecond, 51 * time.Millisecond, 12500, 1250, 30 * time.Millisecond},
 		{"served, bounded", 65 * time.Millisecond, 65 * time.Millisecond, 12500, 1250, 40 * time.Millisecond},
-		{"faster server", 50 * time.Millisecond, 45500 * time.Microsecond, 14200, 1000, 20 * time.Millisecond},
+		{"faster server", 50 * time.Millisecond, 45500 * time.Microsecond, 14200, 1250, 20 * time.Millisecond},
+		{"faster, no more calls", 50 * time.Millisecond, 45500 * time.Microsecond, 10300, 1000, 20 * time.Millisecond},
 		{"served, a little quicker", 50 * time.Millisecond, 48 * time.Millisecond, 12500, 1250, 30 * time.Millisecond},
 		{"paid", 40 * time.Millisecond, 50 * time.Millisecond, 10600, 1250, 30 * time.Millisecond},
 		{"paid too little", 40 * time.Millisecond, 50 * time.Millisecond, 10300, 1000, 20 * time.Millisecond},
