@@ -448,12 +448,14 @@ func (l *limiter) probeUp(cfg *AdmissionConfig, now time.Time, w tally, setup ti
 		// baseline must not take it in; but the raise found room and
 		// stays.
 		faster := duringSetup < beforeSetup-beforeSetup/20
-		// Served side by side: the rate rose with the limit (by at least
-		// 40 % of the raise) and the set-up time did not (by at most half
-		// of it). In a queue the rate stays and the set-up time takes the
-		// whole raise (Little's law); a rate that rose by noise alone while
-		// the calls added waited is refused by the second test.
-		served := !faster && rose >= 1+0.4*(upGain-1) &&
+		// The rate rose with the limit: by at least 40 % of the raise.
+		rateFollowed := rose >= 1+0.4*(upGain-1)
+		// Served side by side: the rate followed the limit and the set-up
+		// time did not (by at most half of the raise). In a queue the rate
+		// stays and the set-up time takes the whole raise (Little's law);
+		// a rate that rose by noise alone while the calls added waited is
+		// refused by the second test.
+		served := !faster && rateFollowed &&
 			duringSetup <= beforeSetup+time.Duration(float64(beforeSetup)*0.5*(upGain-1))
 		// Paid: the rate rose by at least a fifth of the raise, short of
 		// served (by less, or with the set-up time rising more), and the
@@ -469,7 +471,7 @@ func (l *limiter) probeUp(cfg *AdmissionConfig, now time.Time, w tally, setup ti
 		budget := l.base.measured + 2*cfg.Target
 		paid := !faster && rose >= 1+0.2*(upGain-1) && duringSetup <= budget
 		switch {
-		case faster && rose >= 1+0.4*(upGain-1):
+		case faster && rateFollowed:
 			u.reset() // the raise stays, the baseline too
 			return
 		case served:
