@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,7 +45,7 @@ func TestParseCongestion(t *testing.T) {
 func TestAnalyse(t *testing.T) {
 	start := time.Unix(1_800_000_000, 0)
 	fr := 3.15 // 150 ms after the onset at 3 s
-	fin := &loadgen.Final{StartUnixNano: start.UnixNano(), KeptUp: true, Phases: []loadgen.Phase{
+	fin := &loadgen.Final{StartUnixNano: start.UnixNano(), KeptUp: true, Counts: loadgen.Counts{Completed: 23100}, Phases: []loadgen.Phase{
 		{Index: 0}, {Index: 1, StartS: 3, OfferedRate: 3000, FirstRefusal: &fr,
 			Counts: loadgen.Counts{Refused: map[string]uint64{"outbound_congestion": 5}, Setup: loadgen.Latency{P50: 2, P99: 40}}}, {Index: 2}}}
 	var secs []loadgen.Second
@@ -57,7 +59,8 @@ func TestAnalyse(t *testing.T) {
 	}
 	row := analyse(ModeOn, 3, 1000, 3*time.Second, 10*time.Second, secs, fin, samples)
 	// Goodput: the seconds ending at 5 .. 13 (the first of the overload left out).
-	if row.Goodput != 900 || row.P99MS != 40 || row.Offered != 3000 || *row.FirstRefusalMS < 149 || *row.FirstRefusalMS > 151 {
+	// Completed: the whole run's, for the CPU per call.
+	if row.Goodput != 900 || row.P99MS != 40 || row.Offered != 3000 || *row.FirstRefusalMS < 149 || *row.FirstRefusalMS > 151 || row.Completed != 23100 {
 		t.Fatalf("%+v", row)
 	}
 	if !row.Congested || row.RecoveryMS == nil || *row.RecoveryMS < 379 || *row.RecoveryMS > 381 {
@@ -378,16 +381,68 @@ func TestMachineSpeed(t *testing.T) {
 	if got := speedShare(450, 0); got != 0 {
 		t.Errorf("share without a reference: %v, want 0 (not known)", got)
 	}
-	row := median([]Row{{Goodput: 30, P99MS: 95, SpeedBefore: 97, SpeedAfter: 88}, {Goodput: 10, SpeedBefore: 60, SpeedAfter: 61}, {Goodput: 20}})
-	if row.Runs[0].SpeedBefore != 97 || row.Runs[0].SpeedAfter != 88 || row.Runs[1].SpeedBefore != 60 {
+	row := median([]Row{{Goodput: 30, P99MS: 95, SpeedBefore: 97, SpeedAfter: 88, BCPUPerCallUS: 41.3}, {Goodput: 10, SpeedBefore: 60, SpeedAfter: 61}, {Goodput: 20}})
+	if row.Runs[0].SpeedBefore != 97 || row.Runs[0].SpeedAfter != 88 || row.Runs[1].SpeedBefore != 60 || row.Runs[0].BCPUPerCallUS != 41.3 {
 		t.Fatalf("runs %+v", row.Runs)
 	}
 	row.Mode, row.Multiplier = ModeShipped, 3
 	res := &Results{Capacity: 1000, Rows: []Row{row}, Options: map[string]string{"repeat": "3"}, Machine: Machine{SpeedMBs: 512}}
 	md := Markdown(res)
-	for _, want := range []string{"| shipped | 3x | 30 (95; 97 / 88 %), 10 (0; 60 / 61 %)", "| CPU speed at the start (SHA-256 on every CPU at once) | 512 MB/s |"} {
+	for _, want := range []string{"| shipped | 3x | 30 (95; 97 / 88 %; 41.3 µs), 10 (0; 60 / 61 %), ", "| CPU speed at the start (SHA-256 on every CPU at once) | 512 MB/s |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("results.md lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+// TestGatewayCPUPerCall: stop reads each gateway process's CPU time from
+// its accounting once it has ended, so a process that burned CPU shows at
+// least that much, and the run's CPU per call divides it by the calls
+// completed.
+func TestGatewayCPUPerCall(t *testing.T) {
+	const burn = 30 * time.Millisecond
+	if os.Getenv("ISUPGW_BENCH_BURN") == "1" {
+		var ru syscall.Rusage
+		for x := uint64(1); ; x = x*31 + 7 {
+			if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil && time.Duration(ru.Utime.Nano()+ru.Stime.Nano()) >= burn && x != 0 {
+				break
+			}
+		}
+		fmt.Println("burnt")
+		time.Sleep(time.Minute) // until the SIGTERM from stop
+		os.Exit(0)
+	}
+	p := &pair{}
+	for range 2 {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestGatewayCPUPerCall$")
+		cmd.Env = append(os.Environ(), "ISUPGW_BENCH_BURN=1")
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		p.procs = append(p.procs, cmd)
+		line := make([]byte, len("burnt"))
+		if _, err := io.ReadFull(out, line); err != nil || string(line) != "burnt" {
+			p.stop()
+			t.Fatalf("child said %q: %v", line, err)
+		}
+	}
+	p.stop()
+	if len(p.cpu) != 2 {
+		t.Fatalf("CPU times %v, want one per gateway", p.cpu)
+	}
+	for i, c := range p.cpu {
+		if c < burn {
+			t.Errorf("gateway %d: CPU %v, want at least the %v it burned", i, c, burn)
+		}
+	}
+	if got := cpuPerCallUS(45*time.Millisecond, 1000); got != 45 {
+		t.Errorf("45 ms over 1000 calls: %v µs, want 45", got)
+	}
+	if got := cpuPerCallUS(time.Second, 0); got != 0 {
+		t.Errorf("no calls completed: %v, want 0 (not known)", got)
 	}
 }

@@ -73,6 +73,14 @@ type Row struct {
 	// measured).
 	SpeedBefore float64 `json:"machine_speed_before_pct,omitempty"`
 	SpeedAfter  float64 `json:"machine_speed_after_pct,omitempty"`
+	// Completed counts the calls completed over the whole run (warm-up,
+	// overload and recovery). BCPUPerCallUS is gateway B's CPU time over
+	// its life divided by them, in µs: B only carries admitted calls, so
+	// this is the machine's speed during the run as the gateway saw it (a
+	// slow stretch shows as more CPU per call), not between runs as the
+	// SHA-256 probe sees it (0: not measured).
+	Completed     uint64  `json:"completed"`
+	BCPUPerCallUS float64 `json:"gateway_b_cpu_us_per_call,omitempty"`
 	// Runs: with --repeat, each run's goodput and p99 (the row is the run
 	// with the median goodput).
 	Runs []RunBrief `json:"runs,omitempty"`
@@ -84,6 +92,8 @@ type RunBrief struct {
 	P99MS       float64 `json:"admitted_p99_ms"`
 	SpeedBefore float64 `json:"machine_speed_before_pct,omitempty"`
 	SpeedAfter  float64 `json:"machine_speed_after_pct,omitempty"`
+	// BCPUPerCallUS is the run's gateway B CPU time per completed call.
+	BCPUPerCallUS float64 `json:"gateway_b_cpu_us_per_call,omitempty"`
 }
 
 // Results is everything a run found.
@@ -216,6 +226,9 @@ func overloads(ctx context.Context, o *Options, res *Results, modes []Mode, tmp 
 			return err
 		}
 		row.SpeedBefore, row.SpeedAfter = before, speedShare(cpuSpeed(), res.Machine.SpeedMBs)
+		if len(p.cpu) == 2 {
+			row.BCPUPerCallUS = cpuPerCallUS(p.cpu[1], row.Completed)
+		}
 		logf("bench: %s: %s", name, row.Brief())
 		key := slot{mode: sl.mode, mult: sl.mult}
 		runs[key] = append(runs[key], row)
@@ -294,7 +307,7 @@ func median(runs []Row) Row {
 	row := sorted[len(sorted)/2]
 	if len(runs) > 1 {
 		for _, r := range runs {
-			row.Runs = append(row.Runs, RunBrief{Goodput: r.Goodput, P99MS: r.P99MS, SpeedBefore: r.SpeedBefore, SpeedAfter: r.SpeedAfter})
+			row.Runs = append(row.Runs, RunBrief{Goodput: r.Goodput, P99MS: r.P99MS, SpeedBefore: r.SpeedBefore, SpeedAfter: r.SpeedAfter, BCPUPerCallUS: r.BCPUPerCallUS})
 		}
 	}
 	return row
@@ -416,6 +429,7 @@ func analyse(mode Mode, m, capacity float64, warm, over time.Duration, secs []lo
 		}
 	}
 	row.Unanswerd = uint64(fin.Unfinished)
+	row.Completed = fin.Completed
 	onset, drop := warm.Seconds(), (warm + over).Seconds()
 	var sum float64
 	n := 0
@@ -454,6 +468,15 @@ func analyse(mode Mode, m, capacity float64, warm, over time.Duration, secs []lo
 	return row
 }
 
+// cpuPerCallUS is a CPU time divided by the calls completed, in µs (0 when
+// none completed).
+func cpuPerCallUS(cpu time.Duration, completed uint64) float64 {
+	if completed == 0 {
+		return 0
+	}
+	return float64(cpu.Microseconds()) / float64(completed)
+}
+
 // Brief is a one-line summary of a row.
 func (r Row) Brief() string {
 	fr, rec := "-", "-"
@@ -469,8 +492,8 @@ func (r Row) Brief() string {
 	for _, v := range r.Refused {
 		refused += v
 	}
-	return fmt.Sprintf("asked %.0f/s offered %.0f/s goodput %.0f/s p99 %.1f ms refused %d failed %d first refusal %s recovery %s kept up %v machine speed %.0f/%.0f %%",
-		r.Asked, r.Offered, r.Goodput, r.P99MS, refused, r.Failed, fr, rec, r.KeptUp, r.SpeedBefore, r.SpeedAfter)
+	return fmt.Sprintf("asked %.0f/s offered %.0f/s goodput %.0f/s p99 %.1f ms refused %d failed %d first refusal %s recovery %s kept up %v machine speed %.0f/%.0f %% B CPU %.1f µs/call",
+		r.Asked, r.Offered, r.Goodput, r.P99MS, refused, r.Failed, fr, rec, r.KeptUp, r.SpeedBefore, r.SpeedAfter, r.BCPUPerCallUS)
 }
 
 func (r *Results) json() []byte {

@@ -170,6 +170,9 @@ type pair struct {
 	aCfg     string
 	bCfg     string
 	logFiles []*os.File
+	// cpu is each gateway's CPU time (user plus system) over its life,
+	// read from the ended process's accounting by stop.
+	cpu []time.Duration
 }
 
 func freePort(network string) (int, error) {
@@ -285,6 +288,14 @@ func (p *pair) stop() {
 			_ = c.Process.Kill()
 			<-done
 		}
+	}
+	p.cpu = p.cpu[:0]
+	for _, c := range p.procs {
+		var t time.Duration
+		if st := c.ProcessState; st != nil {
+			t = st.UserTime() + st.SystemTime()
+		}
+		p.cpu = append(p.cpu, t)
 	}
 	for _, f := range p.logFiles {
 		f.Close()

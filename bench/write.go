@@ -133,15 +133,19 @@ func Markdown(r *Results) string {
 	b.WriteString("refusals are naks of outseize during the overload; \"failed after admission\" are admitted calls released by the far end or a timer before we released them (e.g. cause 42 from B's inbound control); ")
 	b.WriteString("onset to first refusal is from the start of the overload to the first nak; load drop to no congestion is from the end of the overload to the last moment either gateway reported a congestion level, Code Yellow or a destination that answers slowly (alarm 0x1C, the admission limiting calls to a far end with its own queue quick) (its /metrics read every second during the overload and every 50 ms from 2 s before the load drops; a read that failed shows neither congestion nor calm: it is counted beside the cell, after the drop it counts as possibly congested, and a last one failed leaves the time not known).\n\n")
 	if r.Options["repeat"] != "" && r.Options["repeat"] != "1" {
-		fmt.Fprintf(&b, "Each row was run %s times; the table shows the run with the median goodput (of an even number of runs, the higher of the middle two), the goodput and p99 of every run follow it, with the machine's CPU speed right before and after each run (the gateways stopped) as a share of its speed at the start: the machine is shared, and a slow round shows there.\n\n", r.Options["repeat"])
+		fmt.Fprintf(&b, "Each row was run %s times; the table shows the run with the median goodput (of an even number of runs, the higher of the middle two), the goodput and p99 of every run follow it, with the machine's CPU speed right before and after each run (the gateways stopped) as a share of its speed at the start, and gateway B's CPU time per completed call over the run: the machine is shared, and a slow round shows there. B carries only admitted calls, so its CPU per call rises when the machine is slow during the run, which the probe between runs does not see.\n\n", r.Options["repeat"])
 	}
 	b.WriteString(Table(r))
 	if r.Options["repeat"] != "" && r.Options["repeat"] != "1" {
-		b.WriteString("\n| control | load | runs: goodput calls/s (admitted p99 ms; machine speed before / after, % of the start's) |\n|---|---|---|\n")
+		b.WriteString("\n| control | load | runs: goodput calls/s (admitted p99 ms; machine speed before / after, % of the start's; gateway B's CPU per completed call) |\n|---|---|---|\n")
 		for _, row := range r.Rows {
 			var parts []string
 			for _, x := range row.Runs {
-				parts = append(parts, fmt.Sprintf("%.0f (%.0f; %.0f / %.0f %%)", x.Goodput, x.P99MS, x.SpeedBefore, x.SpeedAfter))
+				part := fmt.Sprintf("%.0f (%.0f; %.0f / %.0f %%", x.Goodput, x.P99MS, x.SpeedBefore, x.SpeedAfter)
+				if x.BCPUPerCallUS > 0 {
+					part += fmt.Sprintf("; %.1f µs", x.BCPUPerCallUS)
+				}
+				parts = append(parts, part+")")
 			}
 			fmt.Fprintf(&b, "| %s | %gx | %s |\n", row.Mode, row.Multiplier, strings.Join(parts, ", "))
 		}
