@@ -402,11 +402,9 @@ func TestMachineSpeed(t *testing.T) {
 func TestGatewayCPUPerCall(t *testing.T) {
 	const burn = 30 * time.Millisecond
 	if os.Getenv("ISUPGW_BENCH_BURN") == "1" {
+		// Asking for its own usage in a loop burns user and system time.
 		var ru syscall.Rusage
-		for x := uint64(1); ; x = x*31 + 7 {
-			if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil && time.Duration(ru.Utime.Nano()+ru.Stime.Nano()) >= burn && x != 0 {
-				break
-			}
+		for syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil || time.Duration(ru.Utime.Nano()+ru.Stime.Nano()) < burn {
 		}
 		fmt.Println("burnt")
 		time.Sleep(time.Minute) // until the SIGTERM from stop

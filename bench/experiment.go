@@ -75,10 +75,11 @@ type Row struct {
 	SpeedAfter  float64 `json:"machine_speed_after_pct,omitempty"`
 	// Completed counts the calls completed over the whole run (warm-up,
 	// overload and recovery). BCPUPerCallUS is gateway B's CPU time over
-	// its life divided by them, in µs: B only carries admitted calls, so
-	// this is the machine's speed during the run as the gateway saw it (a
-	// slow stretch shows as more CPU per call), not between runs as the
-	// SHA-256 probe sees it (0: not measured).
+	// its life divided by them, in µs (0: not measured). B only carries
+	// admitted calls, so a slow stretch of the machine during the run
+	// shows here as more CPU per call, where the SHA-256 probe between
+	// runs misses it; fewer calls in flight (fewer messages per write and
+	// per packet) raise it too.
 	Completed     uint64  `json:"completed"`
 	BCPUPerCallUS float64 `json:"gateway_b_cpu_us_per_call,omitempty"`
 	// Runs: with --repeat, each run's goodput and p99 (the row is the run
