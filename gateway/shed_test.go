@@ -66,3 +66,39 @@ func TestEdgeShedIAMIsReported(t *testing.T) {
 		t.Fatalf("reported %+v, want one IAM from 2 on CIC 300 without a cause", got)
 	}
 }
+
+// TestEdgeLeavesAnUnavailableDestinationToTheLoop: at outbound congestion
+// the edge refuses new calls with 0x0C whatever their destination, except
+// one the loop answers as unavailable (here not yet resumed by MTP): that
+// is left to the loop, whose answer is 0x0102, and no congestion refusal
+// is counted for it.
+func TestEdgeLeavesAnUnavailableDestinationToTheLoop(t *testing.T) {
+	cfg := Config{
+		Stack: stack.Config{OPC: 1, AwaitResume: true, Groups: []stack.Group{{Name: "b", DPC: 2, Variant: isup.ITU, CICs: []stack.CICRange{{First: 1, Last: 4}}}}},
+		M3UA: m3ua.Config{Role: m3ua.RoleIPSP, Transport: transport.KindUDP, Listen: netip.MustParseAddrPort("127.0.0.1:0"),
+			Peers: []m3ua.Peer{{Name: "b", From: netip.MustParseAddr("127.0.0.1"), DPCs: []mtp.PointCode{2}}}},
+	}
+	g, err := New(cfg, func(stack.Event) {}, WithCongestionControl(sprc.Default, nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Control.Probe(sprc.Outbound, 12*time.Second) // outbound level 2
+	if !g.Stack.Closed(2, "") || !g.Stack.Closed(0, "b") {
+		t.Fatal("point code 2 (route b) not closed before MTP resumed it")
+	}
+	if g.Stack.Closed(3, "") {
+		t.Fatal("an unconfigured point code reported closed")
+	}
+	before := g.Control.Snapshot().Refused[sprc.RefuseOutboundCongestion]
+	for _, c := range []struct {
+		dpc   mtp.PointCode
+		route string
+	}{{2, ""}, {0, "b"}} {
+		if st, decided, _ := g.edgeAdmit(c.dpc, c.route); decided {
+			t.Errorf("edge decided %v for unavailable destination %v/%q; want it left to the loop (0x0102)", st, c.dpc, c.route)
+		}
+	}
+	if after := g.Control.Snapshot().Refused[sprc.RefuseOutboundCongestion]; after != before {
+		t.Errorf("congestion refusals counted %d -> %d for calls to an unavailable destination", before, after)
+	}
+}

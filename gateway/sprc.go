@@ -63,8 +63,15 @@ func (g *Gateway) attachControl(cfg Config) error {
 // the backlog it is about. Otherwise the adaptive admission refuses, without
 // a lock, a call to a destination whose calls in set-up plus the requests to
 // it already queued reach its limit. What passes (and destinations that are not
-// configured) the loop decides, after its own checks.
+// configured) the loop decides, after its own checks. A destination that is
+// unavailable (MTP paused, its user part unavailable) is left to the loop
+// before any of this: it answers 0x0102, which tells the host to route
+// around it, where 0x0C would have it back off and try again.
 func (g *Gateway) edgeAdmit(dpc mtp.PointCode, route string) (stack.Status, bool, stack.Queued) {
+	if g.Stack.Closed(dpc, route) {
+		// Unavailable before congested, as in the loop: it answers 0x0102.
+		return stack.StatusOK, false, nil
+	}
 	if route != "" {
 		dpc = g.routes[route]
 	}

@@ -404,15 +404,8 @@ func (c *core) edgeHunt(o Outseize) (pe *peerEdge, ok bool) {
 	if o.HasCIC || o.Called.Digits.Len() == 0 || o.asksContinuity() || c.drainingEdge.Load() {
 		return nil, true
 	}
-	p, found := c.peerByPC[o.DPC] // both maps are built once, before the loop runs
-	if o.Route != "" {
-		p, found = c.peerByName[o.Route]
-	}
-	if !found {
-		return nil, true
-	}
-	pe = &c.peers[p].edge
-	if pe.closed.Load() {
+	pe = c.edgePeer(o.DPC, o.Route)
+	if pe == nil || pe.closed.Load() {
 		return nil, true
 	}
 	if pe.idle.Load() <= pe.queued.Load() {
@@ -420,6 +413,31 @@ func (c *core) edgeHunt(o Outseize) (pe *peerEdge, ok bool) {
 	}
 	pe.queued.Add(1) // checked, then counted: a few may pass over, which the loop refuses exactly
 	return pe, true
+}
+
+// edgePeer is the edge's view of the circuit group an outseize to dpc (or
+// to the named route) goes to, nil when none is configured.
+func (c *core) edgePeer(dpc mtp.PointCode, route string) *peerEdge {
+	p, found := c.peerByPC[dpc] // both maps are built once, before the loop runs
+	if route != "" {
+		p, found = c.peerByName[route]
+	}
+	if !found {
+		return nil
+	}
+	return &c.peers[p].edge
+}
+
+// Closed reports, without the loop and safe for concurrent use, whether the
+// loop refuses calls to dpc (or to the named route) as unavailable (0x0102):
+// MTP paused it or its ISUP user part is unavailable. The loop checks that
+// before it asks the admission (outseize), so an edge admission must not
+// answer such a call with a congestion refusal: the host would back off
+// and retry a destination it should route around, and the admission would
+// count a refusal that says nothing about its load.
+func (s *Stack) Closed(dpc mtp.PointCode, route string) bool {
+	pe := s.core.edgePeer(dpc, route)
+	return pe != nil && pe.closed.Load()
 }
 
 // Probe sends a marker through a queue; done gets the time it waited, from the
