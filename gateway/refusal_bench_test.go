@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"net/netip"
 	"testing"
 	"time"
@@ -15,6 +16,8 @@ import (
 
 // benchGateway is a gateway that is not started: a refused outseize never
 // reaches its loop, so Submit measures the whole refusal path up to the sink.
+// Its destination is resumed first (the stack's loop runs only for that):
+// the edge leaves calls to an unavailable one to the loop.
 func benchGateway(b *testing.B, cfg sprc.Config) *Gateway {
 	b.Helper()
 	gc := Config{
@@ -26,6 +29,18 @@ func benchGateway(b *testing.B, cfg sprc.Config) *Gateway {
 	if err != nil {
 		b.Fatal(err)
 	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = g.Stack.Run(ctx) }()
+	g.Stack.MTPEvent(mtp.Resume{PC: 2})
+	for i := 0; g.Stack.Closed(2, ""); i++ {
+		if i == 5000 {
+			b.Fatal("point code 2 not resumed within 5 s")
+		}
+		time.Sleep(time.Millisecond) // the loop takes the resume
+	}
+	stop()
+	<-done
 	return g
 }
 
