@@ -33,14 +33,16 @@ func benchGateway(b *testing.B, cfg sprc.Config) *Gateway {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = g.Stack.Run(ctx) }()
 	g.Stack.MTPEvent(mtp.Resume{PC: 2})
-	for i := 0; g.Stack.Closed(2, ""); i++ {
-		if i == 5000 {
-			b.Fatal("point code 2 not resumed within 5 s")
-		}
-		time.Sleep(time.Millisecond) // the loop takes the resume
-	}
+	// A probe behind it in the same inbound queue: once it is through, the
+	// loop has taken the resume.
+	through := make(chan struct{})
+	g.Stack.Probe(stack.Inbound, func(time.Duration) { close(through) })
+	<-through
 	stop()
 	<-done
+	if g.Stack.Closed(2, "") {
+		b.Fatal("point code 2 not resumed")
+	}
 	return g
 }
 
