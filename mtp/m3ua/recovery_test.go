@@ -115,8 +115,13 @@ func TestRecoveryQueue(t *testing.T) {
 	if got := data(b); got != 14 {
 		t.Fatalf("DATA %d after the queue", got)
 	}
+	// 14 may still have gone through the queue: b can read the last queued
+	// DATA before deliverRecovery has seen the queue empty, and a message
+	// sent meanwhile goes out in the same loop, in order (as.go). So 3 or 4
+	// queued, every one delivered.
 	st := sg.Stats()
-	if st.RecoveryQueued.Load() != 3 || st.RecoveryDelivered.Load() != 3 || st.RecoveryDropped.Load() != 1 || st.RecoveryDiscarded.Load() != 0 {
+	queued := st.RecoveryQueued.Load()
+	if queued < 3 || queued > 4 || st.RecoveryDelivered.Load() != queued || st.RecoveryDropped.Load() != 1 || st.RecoveryDiscarded.Load() != 0 {
 		t.Fatalf("queued %d delivered %d dropped %d discarded %d", st.RecoveryQueued.Load(), st.RecoveryDelivered.Load(),
 			st.RecoveryDropped.Load(), st.RecoveryDiscarded.Load())
 	}
@@ -147,7 +152,7 @@ func TestRecoveryQueue(t *testing.T) {
 	if got := data(a); got != 23 {
 		t.Fatalf("DATA %d at a after T(r), want only 23", got)
 	}
-	if st.RecoveryDelivered.Load() != 3 || st.RecoveryQueued.Load() != 5 {
+	if st.RecoveryDelivered.Load() != queued || st.RecoveryQueued.Load() != queued+2 {
 		t.Fatalf("delivered %d queued %d", st.RecoveryDelivered.Load(), st.RecoveryQueued.Load())
 	}
 }
