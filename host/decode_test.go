@@ -182,3 +182,21 @@ func TestDecodeReleaseACL(t *testing.T) {
 		t.Fatalf("acl 4: %+v", rf)
 	}
 }
+
+// BenchmarkEncodeIncoming is the line every incoming call sends its host: the
+// IAM's description (called and calling numbers, indicators) and its
+// optional parameters in hex.
+func BenchmarkEncodeIncoming(b *testing.B) {
+	called, _ := isup.NewCalledPartyNumber(isup.NAINational, isup.NPIISDN, "4930123456")
+	calling, _ := isup.NewCallingPartyNumber(isup.NAINational, isup.NPIISDN, "4940987654")
+	iam := &isup.InitialAddress{CalledParty: called, CallingPartyCategory: isup.CategoryOrdinary,
+		ForwardCall: isup.NewForwardCallIndicators(true, isup.ISUPPreferred, false), TransmissionMedium: isup.TMRSpeech}
+	if err := iam.Optional.Set(calling); err != nil {
+		b.Fatal(err)
+	}
+	in := stack.Incoming{Call: 123456, OPC: 1, CIC: 17, IAM: iam}
+	b.ReportAllocs()
+	for b.Loop() {
+		encodeIncoming(in)
+	}
+}

@@ -2,7 +2,7 @@ package host
 
 import (
 	"encoding/hex"
-	"fmt"
+	"strconv"
 
 	"github.com/isupgw/isupgw/host/wire"
 	"github.com/isupgw/isupgw/isup"
@@ -44,17 +44,16 @@ func encodeNak(seq *uint64, st wire.Status, detail string, call uint64) []byte {
 
 // encodeIncoming is the Request for Service with Data: the call's handle, where
 // it comes from, and the IAM's contents (isup.Describe's fields, then every
-// optional parameter in hex).
+// optional parameter in hex). It is written for every incoming call, so the
+// fields go straight into the line (isup.DescribeTo), not through []Field.
 func encodeIncoming(in stack.Incoming) []byte {
-	w := newObj(wire.TypeIncoming, 256)
+	w := &fieldsJSON{newObj(wire.TypeIncoming, 256)}
 	w.uint("call", uint64(in.Call))
 	w.uint("opc", uint64(in.OPC))
 	w.str("route", in.Route)
 	w.uint("cic", uint64(in.CIC))
 	if in.IAM != nil {
-		for _, f := range isup.Describe(in.IAM) {
-			w.value(f.Name, f.Value)
-		}
+		isup.DescribeTo(w, in.IAM)
 		if len(in.IAM.Optional) > 0 {
 			w.key("params")
 			w.b = append(w.b, '[')
@@ -63,7 +62,7 @@ func encodeIncoming(in stack.Incoming) []byte {
 					w.b = append(w.b, ',')
 				}
 				w.b = append(w.b, `{"code":`...)
-				w.b = fmt.Appendf(w.b, "%d", uint8(p.Code))
+				w.b = strconv.AppendUint(w.b, uint64(p.Code), 10)
 				w.b = append(w.b, `,"hex":"`...)
 				w.b = hex.AppendEncode(w.b, p.Value)
 				w.b = append(w.b, '"', '}')
@@ -76,15 +75,30 @@ func encodeIncoming(in stack.Incoming) []byte {
 
 // encodeCallMessage is progress or answered: the ISUP message's name and fields.
 func encodeCallMessage(typ string, id stack.CallID, m isup.Message) []byte {
-	w := newObj(typ, 96)
+	w := &fieldsJSON{newObj(typ, 96)}
 	w.uint("call", uint64(id))
 	if m != nil {
 		w.str("message", m.MessageType().String())
-		for _, f := range isup.Describe(m) {
-			w.value(f.Name, f.Value)
-		}
+		isup.DescribeTo(w, m)
 	}
 	return w.end()
+}
+
+// fieldsJSON writes isup.DescribeTo's fields as JSON members.
+type fieldsJSON struct{ jw }
+
+func (w *fieldsJSON) Int(k string, v int)   { w.int(k, int64(v)) }
+func (w *fieldsJSON) Bool(k string, v bool) { w.bool(k, v) }
+
+// Digits are 0-9 and A-F only: nothing to escape.
+func (w *fieldsJSON) Digits(k string, d isup.Digits) {
+	w.key(k)
+	w.b = append(d.Append(append(w.b, '"')), '"')
+}
+
+func (w *fieldsJSON) Hex(k string, b []byte) {
+	w.key(k)
+	w.b = append(hex.AppendEncode(append(w.b, '"'), b), '"')
 }
 
 // encodeReleased is Channel Released with Data.

@@ -56,20 +56,6 @@ func (w *jw) any(k string, v any) {
 	w.b = append(w.b, raw...)
 }
 
-// value writes a string, integer or boolean (isup.Describe's field values).
-func (w *jw) value(k string, v any) {
-	switch x := v.(type) {
-	case string:
-		w.str(k, x)
-	case int:
-		w.int(k, int64(x))
-	case bool:
-		w.bool(k, x)
-	default:
-		w.any(k, v)
-	}
-}
-
 // end closes the object and adds the newline that ends the line.
 func (w *jw) end() []byte {
 	w.b = append(w.b, '}', '\n')

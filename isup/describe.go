@@ -12,106 +12,127 @@ type Field struct {
 	Value any // string, int or bool
 }
 
+// FieldWriter takes a message's description field by field (DescribeTo). A
+// writer that formats the fields itself, such as the host API's JSON lines
+// written for every call, then needs no []Field and boxes no value. Digits
+// and Hex are the string fields: the digits as Digits.String writes them, the
+// octets in lower-case hex.
+type FieldWriter interface {
+	Int(name string, v int)
+	Bool(name string, v bool)
+	Digits(name string, d Digits)
+	Hex(name string, b []byte)
+}
+
 // Describe returns the fields an operator reads first (digits, cause, ACL, range,
 // ...), in a fixed order. Log lines, `isupgw decode` and its JSON use it.
 // Malformed optional parameters are reported by name with their raw hex.
 func Describe(m Message) []Field {
-	var f []Field
-	add := func(name string, v any) { f = append(f, Field{name, v}) }
+	var f fieldList
+	DescribeTo(&f, m)
+	return f
+}
+
+// DescribeTo writes Describe's fields, in its order, to w.
+func DescribeTo(w FieldWriter, m Message) {
 	switch x := m.(type) {
 	case *InitialAddress:
-		add("called", x.CalledParty.Digits.String())
-		add("called_nai", int(x.CalledParty.NatureOfAddress))
+		w.Digits("called", x.CalledParty.Digits)
+		w.Int("called_nai", int(x.CalledParty.NatureOfAddress))
 		if cg, ok, err := x.CallingParty(); ok && err == nil {
-			add("calling", cg.Digits.String())
-			add("calling_nai", int(cg.NatureOfAddress))
-			add("presentation", int(cg.Presentation))
+			w.Digits("calling", cg.Digits)
+			w.Int("calling_nai", int(cg.NatureOfAddress))
+			w.Int("presentation", int(cg.Presentation))
 		}
-		add("cpc", int(x.CallingPartyCategory))
-		add("nci", hex2(uint16(x.NatureOfConnection), 1))
-		add("fci", hex2(uint16(x.ForwardCall), 2))
+		w.Int("cpc", int(x.CallingPartyCategory))
+		w.Hex("nci", []byte{byte(x.NatureOfConnection)})
+		w.Hex("fci", le16(uint16(x.ForwardCall)))
 		if len(x.UserServiceInfo) > 0 {
-			add("usi", hex.EncodeToString(x.UserServiceInfo))
+			w.Hex("usi", x.UserServiceInfo)
 		} else {
-			add("tmr", int(x.TransmissionMedium))
+			w.Int("tmr", int(x.TransmissionMedium))
 		}
 	case *SubsequentAddress:
-		add("digits", x.SubsequentNumber.Digits.String())
+		w.Digits("digits", x.SubsequentNumber.Digits)
 	case *AddressComplete:
-		add("bci", hex2(uint16(x.BackwardCall), 2))
+		w.Hex("bci", le16(uint16(x.BackwardCall)))
 	case *Connect:
-		add("bci", hex2(uint16(x.BackwardCall), 2))
+		w.Hex("bci", le16(uint16(x.BackwardCall)))
 	case *CallProgress:
-		add("event", int(x.Event.Event()))
+		w.Int("event", int(x.Event.Event()))
 	case *Release:
-		f = appendCause(f, x.Cause)
+		describeCause(w, x.Cause)
 		if acl := x.ACL(); acl != 0 {
-			add("acl", int(acl))
+			w.Int("acl", int(acl))
 		}
 	case *Confusion:
-		f = appendCause(f, x.Cause)
+		describeCause(w, x.Cause)
 	case *ReleaseComplete:
 		var c CauseIndicators
 		if ok, err := x.Optional.Decode(&c); ok && err == nil {
-			f = appendCause(f, c)
+			describeCause(w, c)
 		}
 	case *SuspendResume:
-		add("network_initiated", x.Indicators.NetworkInitiated())
+		w.Bool("network_initiated", x.Indicators.NetworkInitiated())
 	case *Continuity:
-		add("success", x.Indicators.Successful())
+		w.Bool("success", x.Indicators.Successful())
 	case *InformationRequest:
-		add("indicators", hex2(uint16(x.Indicators), 2))
+		w.Hex("indicators", le16(uint16(x.Indicators)))
 	case *Information:
-		add("indicators", hex2(uint16(x.Indicators), 2))
+		w.Hex("indicators", le16(uint16(x.Indicators)))
 	case *GroupReset:
-		f = appendRange(f, x.RangeAndStatus)
+		describeRange(w, x.RangeAndStatus)
 	case *GroupSupervision:
-		add("supervision", int(x.Type.Kind()))
-		f = appendRange(f, x.RangeAndStatus)
+		w.Int("supervision", int(x.Type.Kind()))
+		describeRange(w, x.RangeAndStatus)
 	case *CircuitQuery:
-		f = appendRange(f, x.RangeAndStatus)
+		describeRange(w, x.RangeAndStatus)
 	case *CircuitQueryResponse:
-		f = appendRange(f, x.RangeAndStatus)
-		add("states", hex.EncodeToString(x.States))
+		describeRange(w, x.RangeAndStatus)
+		w.Hex("states", x.States)
 	case *Generic:
 		if len(x.Fixed) > 0 {
-			add("fixed", hex.EncodeToString(x.Fixed))
+			w.Hex("fixed", x.Fixed)
 		}
 		for i, v := range x.Variable {
-			add("variable"+strconv.Itoa(i+1), hex.EncodeToString(v))
+			w.Hex("variable"+strconv.Itoa(i+1), v)
 		}
 		if len(x.Body) > 0 {
-			add("body", hex.EncodeToString(x.Body))
+			w.Hex("body", x.Body)
 		}
 	case *Unknown:
-		add("body", hex.EncodeToString(x.Body))
+		w.Hex("body", x.Body)
 	}
-	return f
 }
 
-func appendCause(f []Field, c CauseIndicators) []Field {
-	f = append(f, Field{"cause", int(c.Value)}, Field{"location", int(c.Location)})
+func describeCause(w FieldWriter, c CauseIndicators) {
+	w.Int("cause", int(c.Value))
+	w.Int("location", int(c.Location))
 	if c.CodingStandard != 0 {
-		f = append(f, Field{"coding", int(c.CodingStandard)})
+		w.Int("coding", int(c.CodingStandard))
 	}
 	if len(c.Diagnostics) > 0 {
-		f = append(f, Field{"diagnostics", hex.EncodeToString(c.Diagnostics)})
+		w.Hex("diagnostics", c.Diagnostics)
 	}
-	return f
 }
 
-func appendRange(f []Field, r RangeAndStatus) []Field {
-	f = append(f, Field{"range", int(r.Range)})
+func describeRange(w FieldWriter, r RangeAndStatus) {
+	w.Int("range", int(r.Range))
 	if r.Status != nil {
-		f = append(f, Field{"status", hex.EncodeToString(r.Status)})
+		w.Hex("status", r.Status)
 	}
-	return f
 }
 
-func hex2(v uint16, octets int) string {
-	b := []byte{byte(v), byte(v >> 8)}
-	return hex.EncodeToString(b[:octets])
-}
+// le16 is a two-octet indicator field in wire order (first octet first).
+func le16(v uint16) []byte { return []byte{byte(v), byte(v >> 8)} }
+
+// fieldList is the FieldWriter behind Describe.
+type fieldList []Field
+
+func (f *fieldList) Int(name string, v int)       { *f = append(*f, Field{name, v}) }
+func (f *fieldList) Bool(name string, v bool)     { *f = append(*f, Field{name, v}) }
+func (f *fieldList) Digits(name string, d Digits) { *f = append(*f, Field{name, d.String()}) }
+func (f *fieldList) Hex(name string, b []byte)    { *f = append(*f, Field{name, hex.EncodeToString(b)}) }
 
 // DescribeString formats Describe as "name=value" pairs separated by spaces.
 func DescribeString(m Message) string {

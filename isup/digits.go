@@ -1,7 +1,5 @@
 package isup
 
-import "strings"
-
 // Digits is an address signal string as carried on the wire: packed BCD, the first
 // digit in the low nibble of the first octet. Keeping the packed form makes decoding
 // free and re-encoding exact (the filler nibble is preserved).
@@ -96,14 +94,17 @@ func (d Digits) Digit(i int) byte {
 
 // String returns the digits as text (see the type comment).
 func (d Digits) String() string {
+	var buf [32]byte // most numbers fit: one allocation, the string's own
+	return string(d.Append(buf[:0]))
+}
+
+// Append appends the digits as text (see the type comment) to b.
+func (d Digits) Append(b []byte) []byte {
 	const chars = "0123456789ABCDEF"
-	var sb strings.Builder
-	n := d.Len()
-	sb.Grow(n)
-	for i := 0; i < n; i++ {
-		sb.WriteByte(chars[d.Digit(i)])
+	for i, n := 0, d.Len(); i < n; i++ {
+		b = append(b, chars[d.Digit(i)])
 	}
-	return sb.String()
+	return b
 }
 
 // HasST reports whether the last digit is ST (code 15, end of pulsing).
