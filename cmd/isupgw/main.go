@@ -23,6 +23,7 @@ const (
 )
 
 func main() {
+	setGC(os.Getenv)
 	err := execute(os.Stdin, os.Stdout, os.Stderr, os.Args)
 	report(os.Stderr, err)
 	os.Exit(exitStatus(err))

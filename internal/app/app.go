@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"os"
 	"reflect"
+	rtmetrics "runtime/metrics"
 	"syscall"
 	"time"
 
@@ -227,7 +228,7 @@ func Run(ctx context.Context, o Options) error {
 	log.Info().Str("config", cfg.Source).Str("point_code", pcf.Format(cfg.Gateway.Stack.OPC)).Str("point_code_format", pcf.String()).
 		Str("transport", cfg.Transport.String()).Str("transport_why", cfg.TransportWhy).
 		Str("m3ua", listenText(cfg.Gateway.M3UA.Listen)).Str("host_api", fmt.Sprint(srv.TCPAddr())).Str("metrics", ln.Addr().String()).
-		Msg("isupgw running")
+		Uint64("gogc", gcPercent()).Msg("isupgw running")
 	if o.Ready != nil {
 		o.Ready(run)
 	}
@@ -503,4 +504,15 @@ func newLogger(out io.Writer, format, level string) (zerolog.Logger, error) {
 		return zerolog.Logger{}, fmt.Errorf("log format %q: want json or console", format)
 	}
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
+}
+
+// gcPercent is the garbage collector's target in force (GOGC, or what
+// `isupgw run` set without it; docs/deployment.md).
+func gcPercent() uint64 {
+	s := []rtmetrics.Sample{{Name: "/gc/gogc:percent"}}
+	rtmetrics.Read(s)
+	if s[0].Value.Kind() != rtmetrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
