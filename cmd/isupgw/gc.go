@@ -13,7 +13,8 @@ import "runtime/debug"
 const gcPercent = 400
 
 // setGC applies gcPercent unless the environment sets GOGC (which the
-// runtime has read already).
+// runtime has read already). main calls it for every command: the load
+// generator and test hosts allocate for every line as the gateway does.
 func setGC(getenv func(string) string) {
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)

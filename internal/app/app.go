@@ -506,8 +506,8 @@ func newLogger(out io.Writer, format, level string) (zerolog.Logger, error) {
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
 }
 
-// gcPercent is the garbage collector's target in force (GOGC, or what
-// `isupgw run` set without it; docs/deployment.md).
+// gcPercent is the garbage collector's target in force: GOGC, or without it
+// what the isupgw command sets (cmd/isupgw/gc.go, docs/deployment.md).
 func gcPercent() uint64 {
 	s := []rtmetrics.Sample{{Name: "/gc/gogc:percent"}}
 	rtmetrics.Read(s)
