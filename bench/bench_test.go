@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -442,5 +444,34 @@ func TestGatewayCPUPerCall(t *testing.T) {
 	}
 	if got := cpuPerCallUS(time.Second, 0); got != 0 {
 		t.Errorf("no calls completed: %v, want 0 (not known)", got)
+	}
+}
+
+// TestStartPairAgain: a pair that does not come up is started once more, on
+// new ports, with the first try's log tails in the bench's log; if the second
+// does not come up either, the error says so.
+func TestStartPairAgain(t *testing.T) {
+	exe, err := exec.LookPath("false")
+	if err != nil {
+		t.Skip("no false(1) to stand in for a gateway that never comes up")
+	}
+	dir := t.TempDir()
+	o := &Options{Exe: exe, ReadyWait: 200 * time.Millisecond}
+	var logged []string
+	logf := func(format string, a ...any) { logged = append(logged, fmt.Sprintf(format, a...)) }
+	p, err := startPairAgain(context.Background(), o, DefaultSettings(ModeOff), filepath.Join(dir, "pair"), logf)
+	if p != nil || !errors.Is(err, errNotReady) {
+		t.Fatalf("got %v, %v; want errNotReady", p, err)
+	}
+	if len(logged) != 1 || !strings.Contains(logged[0], "starting them again on new ports") || !strings.Contains(logged[0], "of b.log") {
+		t.Fatalf("bench log: %q", logged)
+	}
+	for _, d := range []string{"pair", "pair-again"} {
+		if _, err := os.Stat(filepath.Join(dir, d, "a.yaml")); err != nil {
+			t.Errorf("try %s: %v", d, err)
+		}
+	}
+	if !strings.Contains(err.Error(), "pair-again") {
+		t.Errorf("the error does not name the second try's logs: %v", err)
 	}
 }

@@ -174,7 +174,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		s := o.Settings(o.SearchMode)
 		mode := "search-control-" + string(o.SearchMode)
 		logf("bench: %s: starting gateways A and B", mode)
-		p, err := startPair(ctx, &o, s, filepath.Join(tmp, mode))
+		p, err := startPairAgain(ctx, &o, s, filepath.Join(tmp, mode), logf)
 		if err != nil {
 			return nil, err
 		}
@@ -212,7 +212,7 @@ func overloads(ctx context.Context, o *Options, res *Results, modes []Mode, tmp 
 		}
 		before := speedShare(cpuSpeed(), res.Machine.SpeedMBs)
 		logf("bench: %s: machine speed %.0f %% of the start's; starting gateways A and B", name, before)
-		p, err := startPair(ctx, o, s, filepath.Join(tmp, name))
+		p, err := startPairAgain(ctx, o, s, filepath.Join(tmp, name), logf)
 		if err != nil {
 			return err
 		}

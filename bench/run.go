@@ -54,6 +54,8 @@ type Options struct {
 	Settings     func(mode Mode) Settings
 	KeepLogs     bool
 	SkipOverload bool
+	// ReadyWait is how long a pair may take to come up (0: 30 s).
+	ReadyWait time.Duration
 	// SearchMode is the control the capacity search runs with (default off:
 	// the capacity is what the machine carries, not where an admission
 	// begins to refuse).
@@ -239,7 +241,7 @@ func startPair(ctx context.Context, o *Options, s Settings, dir string) (*pair, 
 		}
 		p.procs = append(p.procs, cmd)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(o.readyWait())
 	for {
 		okA := p.ready(ports.AMetric, s.CICs)
 		okB := p.ready(ports.BMetr, s.CICs)
@@ -248,7 +250,7 @@ func startPair(ctx context.Context, o *Options, s Settings, dir string) (*pair, 
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			p.stop()
-			return nil, fmt.Errorf("bench: the gateways did not come up within 30 s (logs in %s)", dir)
+			return nil, fmt.Errorf("bench: %w within %v (logs in %s)", errNotReady, o.readyWait(), dir)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -263,6 +265,41 @@ func startPair(ctx context.Context, o *Options, s Settings, dir string) (*pair, 
 	}
 	time.Sleep(300 * time.Millisecond) // its hellos
 	return p, nil
+}
+
+// errNotReady is a pair whose circuits were not all idle on both sides in
+// time (a start-up reset racing the peer's ASP Active, a port taken
+// between freePorts and the gateway's bind).
+var errNotReady = errors.New("the gateways did not come up")
+
+func (o *Options) readyWait() time.Duration {
+	if o.ReadyWait > 0 {
+		return o.ReadyWait
+	}
+	return 30 * time.Second
+}
+
+// startPairAgain is startPair with one more try, on new ports, when the
+// pair does not come up: one failed start should not end a table of
+// seventy minutes. The first try's log tails go to the bench's log.
+func startPairAgain(ctx context.Context, o *Options, s Settings, dir string, logf func(string, ...any)) (*pair, error) {
+	p, err := startPair(ctx, o, s, dir)
+	if !errors.Is(err, errNotReady) || ctx.Err() != nil {
+		return p, err
+	}
+	logf("%v; starting them again on new ports. Last lines of a.log:\n%s\nof b.log:\n%s",
+		err, logTail(filepath.Join(dir, "a.log"), 5), logTail(filepath.Join(dir, "b.log"), 5))
+	return startPair(ctx, o, s, dir+"-again")
+}
+
+// logTail is the last n lines of a file, or why it cannot be read.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 func (p *pair) ready(port, cics int) bool {
