@@ -10,35 +10,26 @@ import (
 	"github.com/isupgw/isupgw/isup/stack"
 )
 
-// members reads a JSON object's members in order, values as Go values
-// (numbers as float64).
+// members reads a JSON object's member names in order, and its values as Go
+// values (numbers as float64).
 func members(t *testing.T, line []byte) (keys []string, vals map[string]any) {
 	t.Helper()
 	if err := json.Unmarshal(line, &vals); err != nil {
 		t.Fatalf("%s: %v", line, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
-	depth := 0
-	for {
+	if _, err := dec.Token(); err != nil { // the opening brace
+		t.Fatalf("%s: %v", line, err)
+	}
+	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			break
+			t.Fatalf("%s: %v", line, err)
 		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-			continue
-		}
-		if k, ok := tok.(string); ok && depth == 1 {
-			keys = append(keys, k)
-			// Skip the value (a nested params array is read whole).
-			var v json.RawMessage
-			if err := dec.Decode(&v); err != nil {
-				t.Fatalf("%s: %v", line, err)
-			}
+		keys = append(keys, tok.(string))
+		var v json.RawMessage // the value, nested or not, read whole
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("%s: %v", line, err)
 		}
 	}
 	return keys, vals
