@@ -99,8 +99,10 @@ func TestAnalyse(t *testing.T) {
 func TestConfigsAndWrite(t *testing.T) {
 	dir := t.TempDir()
 	res := &Results{Capacity: 1000, Settings: map[string]Settings{}, Configs: map[string]string{},
-		Options: map[string]string{"hold": "50ms", "conns": "4"}, Machine: Describe(),
-		Search: []Step{{Rate: 1500, CompletedRate: 1200}, {Rate: 1500, CompletedRate: 1490, Sustained: true, Retry: true}}}
+		Options: map[string]string{"hold": "50ms", "conns": "4", "confirm_step": "1m0s", "overload": "1m0s"}, Machine: Describe(),
+		Search: []Step{{Rate: 1500, CompletedRate: 1200}, {Rate: 1500, CompletedRate: 1490, Sustained: true, Retry: true},
+			{Rate: 1500, CompletedRate: 1300, Confirm: true}, {Rate: 1406.25, CompletedRate: 1400, Sustained: true, Confirm: true}},
+		Confirmed: true}
 	for _, mode := range Modes {
 		s := DefaultSettings(mode)
 		a, b := Configs(s, Ports{AUDP: 40001, BUDP: 40002, AHost: 40003, BHost: 40004, AMetric: 40005, BMetr: 40006})
@@ -140,6 +142,9 @@ func TestConfigsAndWrite(t *testing.T) {
 	if !strings.Contains(string(md), "| 1500 | first | 1200 |") || !strings.Contains(string(md), "| 1500 | again | 1490 |") {
 		t.Fatalf("the search's two tries of a rate are not both listed:\n%s", md)
 	}
+	if !strings.Contains(string(md), "| 1406 | confirm | 1400 |") || !strings.Contains(string(md), "held for 1m0s, as long as an overload,") || !strings.Contains(string(md), "was confirmed") {
+		t.Fatalf("the confirmation is not described and listed:\n%s", md)
+	}
 }
 
 // TestSearchTriesAFailedRateAgain: a rate that fails once (a slow moment)
@@ -169,6 +174,37 @@ func TestSearchTriesAFailedRateAgain(t *testing.T) {
 	}
 	if _, err := searchRates(1000, 64000, func(float64, bool) (bool, error) { return false, nil }); err == nil {
 		t.Error("a search that sustained nothing gave no error")
+	}
+}
+
+// TestConfirmLowersUntilSustained: the search's rate is held as long as an
+// overload; a machine that sustains 14000/s that long (its best 5 s
+// 16000/s) gets 14000 confirmed, after 16000 and 15000 failed. One that
+// sustains none of the tries keeps the last tried, 13000, not confirmed.
+func TestConfirmLowersUntilSustained(t *testing.T) {
+	for _, tc := range []struct {
+		sustains, want float64
+		confirmed      bool
+		tries          string
+	}{
+		{14000, 14000, true, "16000 15000 14000"},
+		{16000, 16000, true, "16000"},
+		{9000, 13000, false, "16000 15000 14000 13000"},
+	} {
+		var tries []string
+		rate, ok, err := confirmRates(16000, func(rate float64) (bool, error) {
+			tries = append(tries, fmt.Sprintf("%.0f", rate))
+			return rate <= tc.sustains, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rate != tc.want || ok != tc.confirmed || strings.Join(tries, " ") != tc.tries {
+			t.Errorf("sustaining %.0f/s: capacity %.0f confirmed %v after %v, want %.0f %v after %s", tc.sustains, rate, ok, tries, tc.want, tc.confirmed, tc.tries)
+		}
+	}
+	if _, _, err := confirmRates(16000, func(float64) (bool, error) { return false, fmt.Errorf("load failed") }); err == nil {
+		t.Error("a load that failed gave no error")
 	}
 }
 

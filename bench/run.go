@@ -56,6 +56,9 @@ type Options struct {
 	SkipOverload bool
 	// ReadyWait is how long a pair may take to come up (0: 30 s).
 	ReadyWait time.Duration
+	// ConfirmStep is how long the search's rate is held to confirm it
+	// (confirm; default the overload's length; negative: not confirmed).
+	ConfirmStep time.Duration
 	// SearchMode is the control the capacity search runs with (default off:
 	// the capacity is what the machine carries, not where an admission
 	// begins to refuse).
@@ -145,6 +148,9 @@ func (o *Options) defaults() error {
 	}
 	if o.Conns <= 0 {
 		o.Conns = 4
+	}
+	if o.ConfirmStep == 0 {
+		o.ConfirmStep = o.Overload
 	}
 	if o.SearchMode == "" {
 		o.SearchMode = ModeOff

@@ -121,6 +121,18 @@ func Markdown(r *Results) string {
 		r.Capacity, cmp.Or(r.Options["search_control"], "off"), r.Options["search_step"])
 	if len(r.Search) > 0 {
 		b.WriteString("A rate that fails is tried once more (\"again\") and counts as sustained if either try sustains it: one slow moment of a shared machine does not set the capacity.\n\n")
+		if st := r.Options["confirm_step"]; st != "" && !strings.HasPrefix(st, "-") {
+			long := ""
+			if st == r.Options["overload"] {
+				long = ", as long as an overload,"
+			}
+			fmt.Fprintf(&b, "The rate found is then confirmed (\"confirm\"): held for %s%s at the same criterion, and lowered by a sixteenth of it at a time until sustained (at most %d tries), so that the capacity is what the machine carries for as long as an overload lasts, not its best 5 s. ", st, long, confirmTries)
+			if r.Confirmed {
+				b.WriteString("The capacity above was confirmed.\n\n")
+			} else {
+				b.WriteString("**No try sustained it: the capacity above is the last rate tried, not confirmed.**\n\n")
+			}
+		}
 		b.WriteString("| asked calls/s | try | completed calls/s | refused | failed | p99 setup ms | sustained |\n|---|---|---|---|---|---|---|\n")
 		for _, s := range r.Search {
 			fmt.Fprintf(&b, "| %.0f | %s | %.0f | %d | %d | %.1f | %v |\n", s.Rate, s.try(), s.CompletedRate, s.Refused, s.Failed, s.P99MS, s.Sustained)

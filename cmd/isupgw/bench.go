@@ -63,6 +63,7 @@ the gateways' configuration.`,
 			&cli.Float64Flag{Name: "wait-load", Value: 1.0, Usage: "wait for the 1-minute load average to fall below this"},
 			&cli.DurationFlag{Name: "wait-max", Value: 10 * time.Minute, Usage: "wait at most this long for it (0: do not wait)"},
 			&cli.BoolFlag{Name: "keep-logs", Usage: "keep the gateways' logs (their folder is printed)"},
+			&cli.DurationFlag{Name: "confirm-step", Usage: "hold the searched rate this long to confirm it, lowering it a sixteenth at a time (at most 4 tries) until sustained (0: the overload's length; negative: do not confirm)"},
 			&cli.BoolFlag{Name: "search-only", Usage: "only find the capacity"},
 			&cli.StringFlag{Name: "search-control", Value: "off", Usage: "the mode the capacity search runs with (off: what the gateways carry with no overload control, so the admission's refusals near its limit do not lower it)"},
 			&cli.StringFlag{Name: "control", Usage: "modes to run, comma-separated: shipped (the shipped configuration), cooperative (shipped, the host backs off on 0x0C), on (level 1 refuses every new call), throttle (level 1 throttles), off (default all five)"},
@@ -105,7 +106,7 @@ the gateways' configuration.`,
 				return s
 			}
 			res, err := bench.Run(ctx, bench.Options{Settings: settings, Out: c.String("out"), Capacity: c.Float64("capacity"),
-				SearchFrom: c.Float64("search-from"), SearchStep: c.Duration("search-step"), Multipliers: mults,
+				SearchFrom: c.Float64("search-from"), SearchStep: c.Duration("search-step"), ConfirmStep: c.Duration("confirm-step"), Multipliers: mults,
 				Overload: c.Duration("overload"), Hold: c.Duration("hold"), Conns: c.Int("conns"),
 				WaitLoad: c.Float64("wait-load"), WaitMax: c.Duration("wait-max"), Log: c.App.ErrWriter,
 				KeepLogs: c.Bool("keep-logs"), SkipOverload: c.Bool("search-only"), Modes: modes, Repeat: c.Int("repeat"), Procs: c.Int("gomaxprocs"), SearchMode: bench.Mode(c.String("search-control"))})
