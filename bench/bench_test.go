@@ -21,25 +21,28 @@ import (
 	"github.com/isupgw/isupgw/sprc"
 )
 
-func TestParseCongestion(t *testing.T) {
+func TestParseLook(t *testing.T) {
 	calm := "# HELP x\nisupgw_sprc_level{direction=\"inbound\"} 0\nisupgw_sprc_level{direction=\"outbound\"} 0\nisupgw_sprc_code_yellow 0\n"
-	if c, err := parseCongestion(strings.NewReader(calm)); err != nil || c {
-		t.Fatalf("calm: %v %v", c, err)
+	if l, err := parseLook(strings.NewReader(calm)); err != nil || l.congested || l.limit != -1 || l.inSetup != -1 {
+		t.Fatalf("calm: %+v %v", l, err)
 	}
 	for _, busy := range []string{
 		strings.Replace(calm, "\"outbound\"} 0", "\"outbound\"} 1", 1),
 		strings.Replace(calm, "yellow 0", "yellow 1", 1),
 		calm + "isupgw_sprc_admission_level 1\n",
 		calm + "isupgw_sprc_destination_slow{dpc=\"2\"} 1\n",
+		"isupgw_sprc_code_yellow 1\n" + calm, // a set one before calm ones
 	} {
-		if c, err := parseCongestion(strings.NewReader(busy)); err != nil || !c {
-			t.Fatalf("busy: %v %v", c, err)
+		if l, err := parseLook(strings.NewReader(busy)); err != nil || !l.congested {
+			t.Fatalf("busy: %+v %v\n%s", l, err, busy)
 		}
 	}
-	if c, err := parseCongestion(strings.NewReader(calm + "isupgw_sprc_destination_slow{dpc=\"2\"} 0\n")); err != nil || c {
-		t.Fatalf("a destination not slow: %v %v", c, err)
+	l, err := parseLook(strings.NewReader(calm + "isupgw_sprc_destination_slow{dpc=\"2\"} 0\n" +
+		"isupgw_sprc_destination_admission_limit{dpc=\"2\"} 1234\nisupgw_sprc_destination_in_setup{dpc=\"2\"} 987\n"))
+	if err != nil || l.congested || l.limit != 1234 || l.inSetup != 987 {
+		t.Fatalf("a destination not slow, limit 1234, 987 in set-up: %+v %v", l, err)
 	}
-	if _, err := parseCongestion(strings.NewReader("go_goroutines 7\n")); err == nil {
+	if _, err := parseLook(strings.NewReader("go_goroutines 7\n")); err == nil {
 		t.Fatal("metrics without isupgw_sprc_level accepted")
 	}
 }
@@ -205,6 +208,26 @@ func TestConfirmLowersUntilSustained(t *testing.T) {
 	}
 	if _, _, err := confirmRates(16000, func(float64) (bool, error) { return false, fmt.Errorf("load failed") }); err == nil {
 		t.Error("a load that failed gave no error")
+	}
+}
+
+// TestWriteTrace: each sample becomes a line with its time from the
+// generator's start; a limit not read or not exposed (-1) is left out, not
+// written as a number.
+func TestWriteTrace(t *testing.T) {
+	start := time.Unix(1_800_000_000, 0)
+	var b strings.Builder
+	writeTrace(&b, start, []sample{
+		{at: start.Add(1500 * time.Millisecond), limit: 1200, inSetup: 950, congested: true},
+		{at: start.Add(2 * time.Second), limit: -1, inSetup: 40},
+		{at: start.Add(3 * time.Second), limit: -1, inSetup: -1, unread: true},
+	})
+	want := `{"t_s":1.5,"limit":1200,"in_setup":950,"congested":true}
+{"t_s":2,"in_setup":40,"congested":false}
+{"t_s":3,"congested":false,"unread":true}
+`
+	if b.String() != want {
+		t.Errorf("trace\n%s\nwant\n%s", b.String(), want)
 	}
 }
 

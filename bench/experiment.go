@@ -231,9 +231,10 @@ func overloads(ctx context.Context, o *Options, res *Results, modes []Mode, tmp 
 		if _, seen := res.Configs[mode+"/a.yaml"]; !seen {
 			res.Configs[mode+"/a.yaml"], res.Configs[mode+"/b.yaml"] = p.aCfg, p.bCfg
 		}
-		w := raw(name)
-		row, err := overload(ctx, o, p, sl.mode, sl.mult, res.Capacity, w)
+		w, wa := raw(name), raw(name+"-a-admission")
+		row, err := overload(ctx, o, p, sl.mode, sl.mult, res.Capacity, w, wa)
 		w.Close()
+		wa.Close()
 		p.stop()
 		if err != nil {
 			return err
@@ -452,8 +453,8 @@ const (
 )
 
 // overload runs half the capacity, then m times it, then half again, and
-// measures.
-func overload(ctx context.Context, o *Options, p *pair, mode Mode, m, capacity float64, raw io.Writer) (Row, error) {
+// measures; trace gets gateway A's samples (writeTrace).
+func overload(ctx context.Context, o *Options, p *pair, mode Mode, m, capacity float64, raw, trace io.Writer) (Row, error) {
 	base := capacity / 2
 	sched := fmt.Sprintf("%.0f:%s,%.0f:%s,%.0f:%s", base, o.Warm, m*capacity, o.Overload, base, o.Recover)
 	wctx, stop := context.WithCancel(ctx)
@@ -466,7 +467,37 @@ func overload(ctx context.Context, o *Options, p *pair, mode Mode, m, capacity f
 	if err != nil {
 		return Row{}, err
 	}
+	writeTrace(trace, time.Unix(0, fin.StartUnixNano), all)
 	return analyse(mode, m, capacity, o.Warm, o.Overload, secs, fin, all), nil
+}
+
+// traceLine is one sample of gateway A in raw/<run>-a-admission.jsonl:
+// seconds since the generator started, the admission's limit on calls in
+// set-up to B and the calls in set-up (absent when not read, or the
+// admission off for the limit), and whether either gateway was congested.
+type traceLine struct {
+	T         float64 `json:"t_s"`
+	Limit     *int    `json:"limit,omitempty"`
+	InSetup   *int    `json:"in_setup,omitempty"`
+	Congested bool    `json:"congested"`
+	Unread    bool    `json:"unread,omitempty"`
+}
+
+// writeTrace writes the samples of a run as traceLines: the limit second by
+// second shows where it bound (results/notes.md: a 3x run at 14a53cb whose
+// limit bound for the whole minute could not be told from one that did not).
+func writeTrace(w io.Writer, start time.Time, all []sample) {
+	enc := json.NewEncoder(w)
+	for _, s := range all {
+		l := traceLine{T: s.at.Sub(start).Round(time.Millisecond).Seconds(), Congested: s.congested, Unread: s.unread}
+		if s.limit >= 0 {
+			l.Limit = &s.limit
+		}
+		if s.inSetup >= 0 {
+			l.InSetup = &s.inSetup
+		}
+		enc.Encode(l)
+	}
 }
 
 // analyse turns one overload run's reports and congestion samples into a row.

@@ -373,51 +373,79 @@ func congested(st gateway.Status) bool {
 	return c != nil && (c.InboundLevel > 0 || c.OutboundLevel > 0 || c.CodeYellow || c.Admission != nil && c.Admission.Level > 0)
 }
 
-// congestedMetrics reads a gateway's /metrics (served from snapshots, so it
-// costs the call path nothing) and reports whether any congestion level,
-// Code Yellow or a destination's slow alarm is set.
-func congestedMetrics(port int) (bool, error) {
+// readMetrics reads a gateway's /metrics (served from snapshots, so it
+// costs the call path nothing).
+func readMetrics(port int) (look, error) {
 	resp, err := httpc.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 	if err != nil {
-		return false, err
+		return look{limit: -1, inSetup: -1}, err
 	}
 	defer resp.Body.Close()
-	return parseCongestion(resp.Body)
+	return parseLook(resp.Body)
 }
 
-// parseCongestion finds isupgw_sprc_level, isupgw_sprc_admission_level,
+// look is what one read of a gateway's /metrics found: whether any
+// congestion level, Code Yellow or a destination's slow alarm is set, and
+// the admission's limit and calls in set-up to the bench's destination (-1:
+// not exposed, the admission off).
+type look struct {
+	congested      bool
+	limit, inSetup int
+}
+
+// parseLook finds isupgw_sprc_level, isupgw_sprc_admission_level,
 // isupgw_sprc_code_yellow and isupgw_sprc_destination_slow (the admission
-// limiting calls to a far end that answers slowly, alarm 0x1C) in a
-// Prometheus text exposition.
-func parseCongestion(r io.Reader) (bool, error) {
+// limiting calls to a far end that answers slowly, alarm 0x1C), and the
+// destination's admission limit and calls in set-up, in a Prometheus text
+// exposition.
+func parseLook(r io.Reader) (look, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	l := look{limit: -1, inSetup: -1}
 	found := false
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "isupgw_sprc_level{") && !strings.HasPrefix(line, "isupgw_sprc_code_yellow ") &&
-			!strings.HasPrefix(line, "isupgw_sprc_admission_level ") && !strings.HasPrefix(line, "isupgw_sprc_destination_slow{") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
 			continue
 		}
-		found = true
-		f := strings.Fields(line)
-		if len(f) >= 2 && f[len(f)-1] != "0" {
-			return true, nil
+		v := f[len(f)-1]
+		switch {
+		case strings.HasPrefix(line, "isupgw_sprc_destination_admission_limit{"):
+			l.limit = atoiOr(v, -1)
+		case strings.HasPrefix(line, "isupgw_sprc_destination_in_setup{"):
+			l.inSetup = atoiOr(v, -1)
+		case strings.HasPrefix(line, "isupgw_sprc_level{"), strings.HasPrefix(line, "isupgw_sprc_code_yellow "),
+			strings.HasPrefix(line, "isupgw_sprc_admission_level "), strings.HasPrefix(line, "isupgw_sprc_destination_slow{"):
+			found = true
+			l.congested = l.congested || v != "0"
 		}
 	}
 	if !found {
-		return false, errors.New("metrics: no isupgw_sprc_level")
+		return l, errors.New("metrics: no isupgw_sprc_level")
 	}
-	return false, sc.Err()
+	return l, sc.Err()
+}
+
+// atoiOr parses a gauge's value (Prometheus writes whole numbers without a
+// point) or gives or.
+func atoiOr(v string, or int) int {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return or
+	}
+	return int(f)
 }
 
 // sample is one look at both gateways' congestion. unread: a gateway's
 // /metrics could not be read (an error, a timeout under the overload), so
-// the sample does not show it calm.
+// the sample does not show it calm. limit and inSetup are gateway A's
+// admission limit and calls in set-up to B (-1: not read or not exposed).
 type sample struct {
-	at        time.Time
-	congested bool
-	unread    bool
+	at             time.Time
+	congested      bool
+	unread         bool
+	limit, inSetup int
 }
 
 // watch polls both gateways' /metrics every slow until fastFrom, then every
@@ -444,14 +472,17 @@ func watch(ctx context.Context, p *pair, slow, fast time.Duration, fastFrom time
 				fastNow = true
 				t.Reset(fast)
 			}
-			c, unread := false, false
-			for _, port := range []int{p.ports.AMetric, p.ports.BMetr} {
-				cg, err := congestedMetrics(port)
-				c = c || cg
-				unread = unread || err != nil
+			x := sample{at: time.Now(), limit: -1, inSetup: -1}
+			for i, port := range []int{p.ports.AMetric, p.ports.BMetr} {
+				l, err := readMetrics(port)
+				x.congested = x.congested || l.congested
+				x.unread = x.unread || err != nil
+				if i == 0 {
+					x.limit, x.inSetup = l.limit, l.inSetup
+				}
 			}
 			mu.Lock()
-			out = append(out, sample{at: time.Now(), congested: c, unread: unread})
+			out = append(out, x)
 			mu.Unlock()
 		}
 	}()

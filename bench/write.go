@@ -206,7 +206,7 @@ func Markdown(r *Results) string {
 		any = s
 		b.WriteString("Control off: level 1 at the fixed level 2 thresholds (12 s probe delay, 6 s average; level 2 cannot be switched off), ACC off, Code Yellow off, the adaptive admission off, no out-of-service declarations.\n\n")
 	}
-	fmt.Fprintf(&b, "All: %d CICs, host send queue %d lines, %s host connections per side, hold %s. The configurations are in [configs/](configs/); the raw per-second reports in [raw/](raw/); everything in [results.json](results.json).\n",
+	fmt.Fprintf(&b, "All: %d CICs, host send queue %d lines, %s host connections per side, hold %s. The configurations are in [configs/](configs/); the raw per-second reports in [raw/](raw/), beside each run's gateway A samples (`-a-admission.jsonl`: the admission's limit on calls in set-up to B and the calls in set-up, read every second and every 50 ms around the load drop); everything in [results.json](results.json).\n",
 		any.CICs, any.QueueSize, r.Options["conns"], r.Options["hold"])
 	return b.String()
 }

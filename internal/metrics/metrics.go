@@ -95,6 +95,8 @@ var defs = []struct {
 	{"isupgw_sprc_destination_out_of_service", "1 while the destination is out of service.", []string{"dpc"}},
 	{"isupgw_sprc_destination_constraint_violation", "1 while the destination is in constraint violation.", []string{"dpc"}},
 	{"isupgw_sprc_destination_calls", "Concurrent calls with the destination.", []string{"dpc"}},
+	{"isupgw_sprc_destination_admission_limit", "Adaptive admission's limit on calls in set-up to the destination (only while the admission is on).", []string{"dpc"}},
+	{"isupgw_sprc_destination_in_setup", "Outgoing calls in set-up to the destination now.", []string{"dpc"}},
 	{"isupgw_sprc_destination_slow", "1 while the adaptive admission limits new calls to the destination because it answers slowly, the gateway's own queue quick (alarm 0x1C).", []string{"dpc"}},
 	{"isupgw_host_connections", "Host API connections open.", nil},
 	{"isupgw_host_requests_total", "Host API requests, by type.", []string{"type"}},
@@ -235,7 +237,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			gauge("isupgw_sprc_destination_calls", float64(d.Calls), pc)
 		}
 		for pc, g := range s.Admission.Destinations {
-			gauge("isupgw_sprc_destination_slow", b2f(g.Slow), c.src.PointCodes.Format(pc))
+			dpc := c.src.PointCodes.Format(pc)
+			if s.Admission.Enabled { // off, a limit would bind nothing
+				gauge("isupgw_sprc_destination_admission_limit", float64(g.Limit), dpc)
+			}
+			gauge("isupgw_sprc_destination_in_setup", float64(g.InSetup), dpc)
+			gauge("isupgw_sprc_destination_slow", b2f(g.Slow), dpc)
 		}
 	}
 	if c.src.Links != nil {

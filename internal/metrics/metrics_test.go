@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -37,6 +38,7 @@ func TestScrape(t *testing.T) {
 	}
 	ctl.Probe(sprc.Outbound, 11*time.Second)
 	ctl.RELReceived(2, 1)
+	ctl.OutgoingCallStarted(2, 1) // a call in set-up to 2, under the initial limit
 	var ms m3ua.Stats
 	ms.DataIn.Add(7)
 	src := Sources{
@@ -83,6 +85,8 @@ func TestScrape(t *testing.T) {
 		`isupgw_sprc_probe_delay_seconds{direction="outbound"} 11`,
 		`isupgw_sprc_destination_acl{dpc="2"} 1`,
 		`isupgw_sprc_acl_sent 0`,
+		fmt.Sprintf(`isupgw_sprc_destination_admission_limit{dpc="2"} %d`, sprc.Default.Admission.InitialLimit),
+		`isupgw_sprc_destination_in_setup{dpc="2"} 1`,
 		`isupgw_m3ua_data_messages_total{direction="in"} 7`,
 		`isupgw_m3ua_association_up{association="b",state="active"} 1`,
 		`isupgw_host_connections 2`,
