@@ -29,11 +29,14 @@ import (
 // CoDel's criterion, RFC 8289) cuts it to rate x (baseline + Target)
 // (Little's law; docs/congestion.md). At equilibrium the queueing delay the calls see is
 // about Target, the server runs at its capacity and only the excess is
-// refused. The limit never falls below MinLimit (>= 1): with no call in
-// set-up, a call is always admitted. FirstProbe into a run of refusals, and
-// then every Baseline, the baseline is probed (the limit at a quarter for
-// a drain of at least one set-up time and a window to measure, BBR's
-// ProbeRTT); after that, while refusing with set-up above the target, the
+// refused. A limit that refuses while set-up takes at most half of what
+// is allowed only lags the load (a fresh gateway's initial limit): it opens
+// by the set-ups each window completed, TCP's slow start (RFC 5681 3.1),
+// and those refusals raise no level. The limit never falls below MinLimit
+// (>= 1): with no call in set-up, a call is always admitted. FirstProbe
+// into a run of refusals, and then every Baseline, the baseline is probed
+// (the limit at a quarter for a drain of at least one set-up time and a
+// window to measure, BBR's ProbeRTT); after that, while refusing with set-up above the target, the
 // room above the limit is probed (the limit a quarter higher, kept when the
 // completed rate rises with it, BBR's ProbeBW, or rises by less while
 // set-up stays within a budget of twice Target above the baseline), 2 s
@@ -100,9 +103,13 @@ type limiter struct {
 	standing    bool          // the last window measured had a standing queue
 	peak        int64         // most calls in set-up during this window
 	lastRefused uint64
-	windowAt    time.Time // when the last window closed
-	base        baseline
-	atMinSince  time.Time
+	// windowRefused: the last window closed refused calls; completed: the
+	// set-ups it measured.
+	windowRefused bool
+	completed     int
+	windowAt      time.Time // when the last window closed
+	base          baseline
+	atMinSince    time.Time
 	// lastSeen is the last window that could show the baseline (nothing
 	// refused); probe counts down the windows of a baseline probe, which
 	// holds the limit at a quarter of probeFrom.
@@ -116,9 +123,11 @@ type limiter struct {
 	calmSince  time.Time
 	drainUntil time.Time
 	// restored: the limit went back up in this window at the end of a
-	// baseline probe (admissionTick makes room for it overall).
-	restored bool
-	up       upProbe
+	// baseline probe (admissionTick makes room for it overall); starting:
+	// the window's refusals were a slow start's (slowStart), not
+	// congestion.
+	restored, starting bool
+	up                 upProbe
 	// setupAvg follows the set-up time (a quarter of each window's); slow
 	// is the run of windows with set-up above the target that cuts are
 	// judged over (futile).
@@ -188,6 +197,7 @@ const stallAllowance = 100 * time.Millisecond
 func (l *limiter) closeWindow() (refused bool, peak int64) {
 	r := l.refused.Load()
 	refused, l.lastRefused = r != l.lastRefused, r
+	l.windowRefused = refused
 	// What the window used: calls in set-up at their most, or now those in
 	// set-up and the requests the edge let through that still wait.
 	peak, l.peak = max(l.peak, l.inSetup.Load()+l.queued.Load()), l.inSetup.Load()
@@ -199,6 +209,7 @@ func (l *limiter) closeWindow() (refused bool, peak int64) {
 // measured (the limit stands).
 func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused bool, g float64, ok bool) {
 	refused, peak := l.closeWindow()
+	l.starting, l.completed = false, 0
 	// The window's real length: a loop busy under the overload ticks late,
 	// and a rate counted over the nominal window would overstate it.
 	length := cfg.Window
@@ -211,6 +222,7 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 	}
 	setup, quickest, rate := l.sum/time.Duration(l.n), l.quickest, float64(l.n)/length.Seconds()
 	w := tally{n: l.n, length: length, sum: l.sum}
+	l.completed = l.n
 	l.sum, l.n, l.quickest = 0, 0, 0
 	if l.lastSeen.IsZero() {
 		l.lastSeen = now
@@ -297,8 +309,34 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 		l.gate.limit.Store(int64(l.limit))
 		return refused, 0, false
 	}
+	// Refusals by the overall limit count: it lags with this one.
+	bound := refused || (l.all != nil && l.all.windowRefused)
+	l.starting = bound && g >= 2 && l.limit < l.room.burst
+	if l.starting {
+		l.slowStart(cfg, w.n)
+		return refused, g, true
+	}
 	l.apply(cfg, g, peak, own && l.standing, l.room)
 	return refused, g, true
+}
+
+// slowStart raises a limit that refuses calls while set-up takes at most
+// half of what the target allows by the set-ups the window completed, up
+// to the room a stall at the measured rate needs (room.burst): TCP's slow
+// start, which opens its window by one segment for each one acknowledged
+// until a loss or delay says the path is full (RFC 5681 3.1), so that it
+// doubles each round trip. No queue holds those calls back: the limit only
+// lags the load, as the initial limit does when a load meets a gateway at
+// once (a restart, a standby taking over). The gradient's smoothed steps
+// (at most 27 % a window) took about a second from 100 to 600 there,
+// refusing up to a third of a load the gateway carried (results/notes.md:
+// the bench's warm-up at half the capacity). Above room.burst the
+// gradient's steps go on: a limit as high as that is the one the
+// unused-limit rule keeps before an overload, whose onset must be cut,
+// not opened.
+func (l *limiter) slowStart(cfg *AdmissionConfig, completed int) {
+	l.limit = min(l.limit+float64(completed), max(l.room.burst, l.limit), float64(cfg.MaxLimit))
+	l.gate.limit.Store(int64(l.limit))
 }
 
 // probeBaseline starts a baseline probe: the limit at a quarter until the
@@ -857,18 +895,29 @@ func (c *Controller) admissionTick(now time.Time) {
 	// down, while one slow far end must not starve the others.
 	all := a.all.Load()
 	refused, peak := all.closeWindow()
-	best, measured, standing, rm := 0.0, false, false, room{}
+	best, measured, standing, rm, starting, completed := 0.0, false, false, room{}, false, 0
 	for pc, l := range *a.gates.Load() {
 		r, g, ok := l.adjust(cfg, now, !a.farEnd)
+		if l.starting {
+			r, starting = false, true // a limit that lags a load without a queue: no alarm
+		}
 		c.slowAlarm(pc, l, r, now)
 		refused = refused || r
 		if ok && (!measured || g > best) {
 			best, measured, standing = g, true, l.standing
 		}
 		rm = rm.plus(l.room)
+		completed += l.completed
 	}
 	if measured {
-		all.apply(cfg, best, peak, !a.farEnd && standing, rm)
+		all.room = rm
+		if (refused || starting) && best >= 2 && all.limit < rm.burst {
+			// The overall limit lags as the destinations' do (slowStart).
+			all.slowStart(cfg, completed)
+			refused, starting = false, true
+		} else {
+			all.apply(cfg, best, peak, !a.farEnd && standing, rm)
+		}
 	}
 	for _, l := range *a.gates.Load() {
 		// The overall limit must not hide the room a destination probes,
@@ -887,7 +936,11 @@ func (c *Controller) admissionTick(now time.Time) {
 		}
 		l.restored = false
 	}
-	own := refused && !a.farEnd
+	// A slow start's refusals are not the gateway's congestion: set-up
+	// takes at most half of what the target allows. They raise no level,
+	// alarm or ACL, which would tell neighbours to back off from a gateway
+	// that only just started.
+	own := refused && !a.farEnd && !starting
 	before := c.outboundLevel()
 	if own {
 		a.refusing++

@@ -400,6 +400,47 @@ func TestAdmissionAdmitsLoadStepsBelowCapacity(t *testing.T) {
 	s.f.expectAlarms("")
 }
 
+// TestAdmissionStartsWithALoadItCarries: a load at half the capacity meets
+// a fresh gateway at once (a restart, a standby taking over), needing five
+// times the initial limit in set-up (50000 calls/s, 10 ms each). The limit
+// must catch up within a few windows (slowStart): at most a tenth of the
+// first second's calls refused, none after 300 ms, and no alarm (0x16 and
+// the ACL would tell neighbours to back off from a gateway that only just
+// started; 0x1C would blame the far end). With the gradient's steps alone
+// the limit took 800 ms and refused 41 % of them; doubling each window,
+// 300 ms and 17 %; opened by the set-ups each window completed, as TCP's
+// slow start opens by what is acknowledged, one window and 8 %.
+func TestAdmissionStartsWithALoadItCarries(t *testing.T) {
+	for _, own := range []bool{true, false} {
+		t.Run(fmt.Sprintf("own=%v", own), func(t *testing.T) {
+			const rate, load = 100000, 50000
+			s := newSim(t, rate, 10*time.Millisecond, own)
+			start := s.f.now
+			var last time.Time
+			refused := 0
+			s.afterTick = func() {
+				if r := s.cur.refused; r > refused {
+					last, refused = s.f.now, r
+				}
+				if s.cur.refused < refused {
+					refused = s.cur.refused // a new second began
+				}
+			}
+			s.run(load, 3*time.Second)
+			first := s.secs[0]
+			if share := float64(first.refused) / float64(first.offered); share > 0.1 {
+				t.Errorf("%.0f %% of the first second's calls refused, want at most 10 %%\n%s", 100*share, s.trace())
+			}
+			if d := last.Sub(start); !last.IsZero() && d > 300*time.Millisecond {
+				t.Errorf("last refusal %v after the start, want within 300 ms\n%s", d, s.trace())
+			}
+			if got := s.f.takeAlarms(); got != "" {
+				t.Errorf("alarms %q at the start, want none\n%s", got, s.trace())
+			}
+		})
+	}
+}
+
 // TestAdmissionSlowDestinationDoesNotStarveOthers: one far end overloaded
 // from the first second (offered three times what it serves, so its
 // baseline is never seen until a probe) beside one with room to spare: the
