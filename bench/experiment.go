@@ -339,21 +339,25 @@ func (nopCloser) Close() error { return nil }
 // control off then carried 108-157 % of it in the overloads; a start
 // before it had settled on 15500/s after one slow step).
 func search(ctx context.Context, o *Options, p *pair, res *Results, raw io.Writer, logf func(string, ...any)) (float64, error) {
-	once := func(rate float64, retry bool) (bool, error) {
-		secs := fmt.Sprintf("%.0f:%s", rate, o.SearchStep)
-		_, fin, err := p.load(ctx, o, secs, raw)
-		if err != nil {
-			return false, err
-		}
-		st := sustained(rate, fin)
-		st.Retry = retry
-		res.Search = append(res.Search, st)
-		logf("bench: search %6.0f/s (%s try): completed %6.0f/s, refused %d, failed %d, p99 %.1f ms, kept up %v -> sustained %v",
-			rate, st.try(), st.CompletedRate, st.Refused, st.Failed, st.P99MS, st.KeptUp, st.Sustained)
-		p.settle(ctx, 30*time.Second)
-		return st.Sustained, nil
+	return searchRates(o.SearchFrom, o.SearchMax, func(rate float64, retry bool) (bool, error) {
+		return tryRate(ctx, o, p, res, raw, logf, rate, o.SearchStep, Step{Retry: retry})
+	})
+}
+
+// tryRate offers rate for length, records the step (kind: its Retry or
+// Confirm mark) in res.Search and reports whether it was sustained.
+func tryRate(ctx context.Context, o *Options, p *pair, res *Results, raw io.Writer, logf func(string, ...any), rate float64, length time.Duration, kind Step) (bool, error) {
+	_, fin, err := p.load(ctx, o, fmt.Sprintf("%.0f:%s", rate, length), raw)
+	if err != nil {
+		return false, err
 	}
-	return searchRates(o.SearchFrom, o.SearchMax, once)
+	st := sustained(rate, fin)
+	st.Retry, st.Confirm = kind.Retry, kind.Confirm
+	res.Search = append(res.Search, st)
+	logf("bench: %s %6.0f/s (%s try, %s): completed %6.0f/s, refused %d, failed %d, p99 %.1f ms, kept up %v -> sustained %v",
+		map[bool]string{false: "search", true: "confirm"}[st.Confirm], rate, st.try(), length, st.CompletedRate, st.Refused, st.Failed, st.P99MS, st.KeptUp, st.Sustained)
+	p.settle(ctx, 30*time.Second)
+	return st.Sustained, nil
 }
 
 // confirmTries is how many rates the confirmation tries, each a sixteenth
@@ -369,17 +373,7 @@ const confirmTries = 4
 // when no try sustains, the last rate tried stands, marked not confirmed.
 func confirm(ctx context.Context, o *Options, p *pair, res *Results, found float64, raw io.Writer, logf func(string, ...any)) (float64, bool, error) {
 	return confirmRates(found, func(rate float64) (bool, error) {
-		_, fin, err := p.load(ctx, o, fmt.Sprintf("%.0f:%s", rate, o.ConfirmStep), raw)
-		if err != nil {
-			return false, err
-		}
-		st := sustained(rate, fin)
-		st.Confirm = true
-		res.Search = append(res.Search, st)
-		logf("bench: confirm %6.0f/s over %s: completed %6.0f/s, refused %d, failed %d, p99 %.1f ms, kept up %v -> sustained %v",
-			rate, o.ConfirmStep, st.CompletedRate, st.Refused, st.Failed, st.P99MS, st.KeptUp, st.Sustained)
-		p.settle(ctx, 30*time.Second)
-		return st.Sustained, nil
+		return tryRate(ctx, o, p, res, raw, logf, rate, o.ConfirmStep, Step{Confirm: true})
 	})
 }
 

@@ -313,7 +313,7 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 	bound := refused || (l.all != nil && l.all.windowRefused)
 	l.starting = bound && g >= 2 && l.limit < l.room.burst
 	if l.starting {
-		l.slowStart(cfg, w.n)
+		l.slowStart(cfg, l.completed, l.room.burst)
 		return refused, g, true
 	}
 	l.apply(cfg, g, peak, own && l.standing, l.room)
@@ -322,7 +322,7 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 
 // slowStart raises a limit that refuses calls while set-up takes at most
 // half of what the target allows by the set-ups the window completed, up
-// to the room a stall at the measured rate needs (room.burst): TCP's slow
+// to the room a stall at the measured rate needs (burst): TCP's slow
 // start, which opens its window by one segment for each one acknowledged
 // until a loss or delay says the path is full (RFC 5681 3.1), so that it
 // doubles each round trip. No queue holds those calls back: the limit only
@@ -334,8 +334,8 @@ func (l *limiter) adjust(cfg *AdmissionConfig, now time.Time, own bool) (refused
 // gradient's steps go on: a limit as high as that is the one the
 // unused-limit rule keeps before an overload, whose onset must be cut,
 // not opened.
-func (l *limiter) slowStart(cfg *AdmissionConfig, completed int) {
-	l.limit = min(l.limit+float64(completed), max(l.room.burst, l.limit), float64(cfg.MaxLimit))
+func (l *limiter) slowStart(cfg *AdmissionConfig, completed int, burst float64) {
+	l.limit = min(l.limit+float64(completed), max(burst, l.limit), float64(cfg.MaxLimit))
 	l.gate.limit.Store(int64(l.limit))
 }
 
@@ -910,10 +910,9 @@ func (c *Controller) admissionTick(now time.Time) {
 		completed += l.completed
 	}
 	if measured {
-		all.room = rm
 		if (refused || starting) && best >= 2 && all.limit < rm.burst {
 			// The overall limit lags as the destinations' do (slowStart).
-			all.slowStart(cfg, completed)
+			all.slowStart(cfg, completed, rm.burst)
 			refused, starting = false, true
 		} else {
 			all.apply(cfg, best, peak, !a.farEnd && standing, rm)
