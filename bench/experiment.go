@@ -354,8 +354,12 @@ func tryRate(ctx context.Context, o *Options, p *pair, res *Results, raw io.Writ
 	st := sustained(rate, fin)
 	st.Retry, st.Confirm = kind.Retry, kind.Confirm
 	res.Search = append(res.Search, st)
+	step := "search"
+	if st.Confirm {
+		step = "confirm"
+	}
 	logf("bench: %s %6.0f/s (%s try, %s): completed %6.0f/s, refused %d, failed %d, p99 %.1f ms, kept up %v -> sustained %v",
-		map[bool]string{false: "search", true: "confirm"}[st.Confirm], rate, st.try(), length, st.CompletedRate, st.Refused, st.Failed, st.P99MS, st.KeptUp, st.Sustained)
+		step, rate, st.try(), length, st.CompletedRate, st.Refused, st.Failed, st.P99MS, st.KeptUp, st.Sustained)
 	p.settle(ctx, 30*time.Second)
 	return st.Sustained, nil
 }
